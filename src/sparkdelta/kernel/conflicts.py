@@ -1,0 +1,127 @@
+"""Optimistic-concurrency conflict checks, as delta-spark's ConflictChecker applies them.
+
+When a commit loses the race for version ``v``, each winning commit between the
+transaction's read version and now is checked against what the transaction read and
+wrote. No logical conflict means the transaction is rebased onto the winner and retried;
+a logical conflict raises the exception delta-spark users already catch.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import (
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentTransactionException,
+    MetadataChangedException,
+    ProtocolChangedException,
+)
+from .parsing import ActionBatch
+from .partitions import typed_partition_values
+from .replay import canonical_paths
+from .schema import StructType
+
+
+class IsolationLevel(str, enum.Enum):
+    SERIALIZABLE = "Serializable"
+    WRITE_SERIALIZABLE = "WriteSerializable"
+
+
+@dataclass
+class ReadSet:
+    """What a transaction's outcome depends on."""
+
+    whole_table: bool = False
+    predicates: list[pc.Expression] = field(default_factory=list)
+    files: set[str] = field(default_factory=set)
+    app_ids: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class WriteSet:
+    """What a transaction changes."""
+
+    removed_paths: frozenset[str]
+    app_ids: frozenset[str]
+    domains: frozenset[str]
+    changes_metadata: bool
+    changes_protocol: bool
+
+
+def check_winning_commit(
+    winner: ActionBatch,
+    reads: ReadSet,
+    writes: WriteSet,
+    isolation: IsolationLevel,
+    schema: StructType,
+    partition_columns: tuple[str, ...],
+    table: str,
+) -> None:
+    """Raise the conflict exception ``winner`` causes, or return if we may rebase onto it."""
+    where = f"{table}: a concurrent transaction committed version {winner.version}"
+    operation = (winner.commit_info or {}).get("operation", "unknown operation")
+    where = f"{where} ({operation})"
+    if winner.protocol is not None:
+        raise ProtocolChangedException(f"{where} and changed the protocol. Retry the operation.")
+    if winner.metadata is not None:
+        raise MetadataChangedException(f"{where} and changed the table metadata. Retry the operation.")
+
+    winner_is_blind_append = bool((winner.commit_info or {}).get("isBlindAppend", False))
+    adds = winner.adds
+    if len(adds) and (isolation is IsolationLevel.SERIALIZABLE or not winner_is_blind_append):
+        changed = adds.filter(pc.fill_null(adds.field("dataChange"), True))
+        if len(changed) and _any_read(changed, reads, schema, partition_columns):
+            sample = changed.field("path")[0].as_py()
+            raise ConcurrentAppendException(
+                f"{where} and added files this transaction should have read (e.g. {sample}). Retry the operation."
+            )
+
+    removed = set(canonical_paths(winner.removes.field("path"), table).to_pylist()) if len(winner.removes) else set()
+    if removed:
+        if reads.whole_table or removed & reads.files:
+            sample = next(iter(removed & reads.files), next(iter(removed)))
+            raise ConcurrentDeleteReadException(
+                f"{where} and removed a file this transaction read ({sample}). Retry the operation."
+            )
+        both = removed & writes.removed_paths
+        if both:
+            raise ConcurrentDeleteDeleteException(
+                f"{where} and removed a file this transaction also removes ({next(iter(both))}). Retry the operation."
+            )
+
+    winner_apps = {t["appId"] for t in winner.txns}
+    clash = winner_apps & (reads.app_ids | writes.app_ids)
+    if clash:
+        raise ConcurrentTransactionException(
+            f"{where} for application id {sorted(clash)[0]}; this transaction depends on it. "
+            "Retry with the next transaction version."
+        )
+    winner_domains = {d["domain"] for d in winner.domains}
+    if winner_domains & writes.domains:
+        raise ConcurrentTransactionException(
+            f"{where} and changed domain metadata {sorted(winner_domains & writes.domains)[0]} "
+            "that this transaction also changes."
+        )
+
+
+def _any_read(adds: pa.StructArray, reads: ReadSet, schema: StructType, partition_columns: tuple[str, ...]) -> bool:
+    """Whether any added file falls inside what the transaction read."""
+    if reads.whole_table:
+        return True
+    if not reads.predicates:
+        return False
+    values = typed_partition_values(adds.field("partitionValues"), schema, partition_columns)
+    for predicate in reads.predicates:
+        try:
+            if values.filter(predicate).num_rows:
+                return True
+        except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
+            # A predicate we cannot evaluate on partition values may match anything.
+            return True
+    return False

@@ -1,0 +1,232 @@
+"""Columnar decoding of log files (JSON commits and Parquet checkpoints) into Arrow.
+
+File actions never become Python objects: a commit's lines are split by Arrow's CSV
+reader, classified with regular expressions in Arrow compute, and each kind is parsed
+by Arrow's JSON reader against the checkpoint layout of ``actions``. Arrow's JSON reader
+cannot produce maps, so ``partitionValues`` and ``tags`` are cut out with a regex,
+parsed as inferred structs (their values are only strings or null) and rebuilt as maps.
+
+The few non-file actions per commit (protocol, metaData, txn, ...) are decoded with
+``json``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.json as pjson
+import pyarrow.parquet as pq
+
+from . import actions as A
+from .errors import InvalidLogError
+
+_MAP_FIELDS = ("partitionValues", "tags")
+# A JSON object whose values are strings or null (no nesting), as partitionValues/tags are.
+_FLAT_OBJECT = r'\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}'
+
+
+@dataclass
+class ActionBatch:
+    """The actions of one log file (a commit, a compaction or a checkpoint part)."""
+
+    version: int
+    is_checkpoint: bool
+    adds: pa.StructArray
+    removes: pa.StructArray
+    cdcs: pa.StructArray
+    protocol: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    txns: list[dict[str, Any]] = field(default_factory=list)
+    domains: list[dict[str, Any]] = field(default_factory=list)
+    commit_info: dict[str, Any] | None = None
+    sidecars: list[dict[str, Any]] = field(default_factory=list)
+    checkpoint_metadata: dict[str, Any] | None = None
+
+
+def empty(struct_type: pa.StructType) -> pa.StructArray:
+    return pa.array([], type=struct_type)
+
+
+def _split_lines(data: bytes) -> pa.Array:
+    if not data.strip():
+        return pa.array([], type=pa.string())
+    table = pcsv.read_csv(
+        io.BytesIO(data),
+        read_options=pcsv.ReadOptions(column_names=["line"], block_size=max(len(data) + 1, 1 << 20)),
+        parse_options=pcsv.ParseOptions(delimiter="\x1f", quote_char=False, escape_char=False),
+        convert_options=pcsv.ConvertOptions(column_types={"line": pa.string()}, strings_can_be_null=False),
+    )
+    return table.column("line").combine_chunks()
+
+
+def _join_lines(lines: pa.Array) -> bytes:
+    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")
+    return joined[0].as_py().encode("utf-8")
+
+
+def _read_json_lines(lines: pa.Array, schema: pa.Schema, behavior: str) -> pa.Table:
+    data = _join_lines(lines)
+    return pjson.read_json(
+        io.BytesIO(data),
+        read_options=pjson.ReadOptions(block_size=max(len(data) + 1, 1 << 20), use_threads=False),
+        parse_options=pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior=behavior),
+    )
+
+
+def _struct_to_map(values: pa.Array, drop_nulls: bool) -> pa.MapArray:
+    """A struct<k: string, ...> column as map<string, string> (one entry per field)."""
+    n = len(values)
+    if not isinstance(values.type, pa.StructType):
+        return pa.array([[]] * n if n else [], type=A.STRING_MAP)
+    names = [values.type.field(i).name for i in range(values.type.num_fields)]
+    children = [pc.cast(values.field(i), pa.string()) for i in range(len(names))]
+    k = len(names)
+    if k == 0:
+        offsets = pa.array(np.zeros(n + 1, dtype=np.int32))
+        return pa.MapArray.from_arrays(offsets, pa.array([], pa.string()), pa.array([], pa.string()))
+    row_major = (np.arange(k)[None, :] * n + np.arange(n)[:, None]).ravel()
+    items = pa.concat_arrays(children).take(pa.array(row_major))
+    keys = pa.array(np.tile(np.array(names, dtype=object), n), pa.string())
+    if drop_nulls:
+        valid = items.is_valid().to_numpy(zero_copy_only=False)
+        counts = valid.reshape(n, k).sum(axis=1)
+        items, keys = items.filter(pa.array(valid)), keys.filter(pa.array(valid))
+    else:
+        counts = np.full(n, k)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    return pa.MapArray.from_arrays(pa.array(offsets), keys, items)
+
+
+def _extract_maps(lines: pa.Array) -> dict[str, pa.MapArray]:
+    result = {}
+    for name in _MAP_FIELDS:
+        found = pc.extract_regex(lines, rf'"{name}"\s*:\s*(?P<obj>{_FLAT_OBJECT})')
+        objects = pc.fill_null(pc.struct_field(found, [0]), "{}")
+        wrapped = pc.binary_join_element_wise('{"v":', objects, "}", "")
+        table = _read_json_lines(wrapped, pa.schema([]), "infer")
+        column = table.column("v").combine_chunks() if "v" in table.column_names else pa.nulls(len(lines))
+        result[name] = _struct_to_map(column, drop_nulls=(name == "tags"))
+    return result
+
+
+def conform(values: pa.Array, target: pa.DataType) -> pa.Array:
+    """Reshape ``values`` to ``target``: missing struct fields become null, extra ones go."""
+    if values.type == target:
+        return values
+    if isinstance(target, pa.StructType):
+        if not isinstance(values.type, pa.StructType):
+            return pa.nulls(len(values), target)
+        present = {values.type.field(i).name: i for i in range(values.type.num_fields)}
+        children = []
+        for i in range(target.num_fields):
+            f = target.field(i)
+            if f.name in present:
+                children.append(conform(values.field(present[f.name]), f.type))
+            else:
+                children.append(pa.nulls(len(values), f.type))
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=values.is_null())
+    if isinstance(target, pa.MapType) and isinstance(values.type, pa.StructType):
+        return _struct_to_map(values, drop_nulls=True)
+    if pa.types.is_null(values.type):
+        return pa.nulls(len(values), target)
+    return pc.cast(values, target)
+
+
+def _file_actions(lines: pa.Array, kind: str) -> pa.StructArray:
+    target: pa.StructType = A.FILE_ACTIONS[kind]
+    if len(lines) == 0:
+        return empty(target)
+    without_maps = pa.struct([f for f in target if f.name not in _MAP_FIELDS])
+    table = _read_json_lines(lines, pa.schema([(kind, without_maps)]), "ignore")
+    parsed = table.column(kind).combine_chunks()
+    maps = _extract_maps(lines)
+    children = [
+        maps[f.name] if f.name in _MAP_FIELDS else conform(parsed.field(f.name), f.type) for f in target
+    ]
+    return pa.StructArray.from_arrays(children, fields=list(target))
+
+
+def parse_json_actions(data: bytes, version: int, is_checkpoint: bool = False) -> ActionBatch:
+    """Decode a newline-delimited JSON log file."""
+    lines = _split_lines(data)
+    kinds = pc.extract_regex(lines, r'^\s*\{\s*"(?P<kind>[A-Za-z]+)"')
+    kind = pc.struct_field(kinds, [0])
+    if kind.null_count:
+        bad = pc.filter(lines, kind.is_null())[0].as_py()
+        raise InvalidLogError(f"version {version}: not an action line: {bad[:200]!r}")
+    batch = ActionBatch(
+        version,
+        is_checkpoint,
+        **{
+            plural: _file_actions(lines.filter(pc.equal(kind, name)), name)
+            for plural, name in (("adds", "add"), ("removes", "remove"), ("cdcs", "cdc"))
+        },
+    )
+    other = pc.invert(pc.is_in(kind, pa.array(["add", "remove", "cdc"])))
+    for line in lines.filter(other).to_pylist():
+        ((name, value),) = json.loads(line).items()
+        _apply_non_file_action(batch, name, value)
+    return batch
+
+
+def _apply_non_file_action(batch: ActionBatch, name: str, value: dict[str, Any]) -> None:
+    if name == "protocol":
+        batch.protocol = value
+    elif name == "metaData":
+        batch.metadata = value
+    elif name == "txn":
+        batch.txns.append(value)
+    elif name == "domainMetadata":
+        batch.domains.append(value)
+    elif name == "commitInfo":
+        batch.commit_info = value
+    elif name == "sidecar":
+        batch.sidecars.append(value)
+    elif name == "checkpointMetadata":
+        batch.checkpoint_metadata = value
+
+
+_NON_FILE_COLUMNS = ("protocol", "metaData", "txn", "domainMetadata", "sidecar", "checkpointMetadata")
+
+
+def parse_parquet_actions(source: Any, version: int, file_actions_only: bool = False) -> ActionBatch:
+    """Decode a Parquet checkpoint part or sidecar (path or file-like)."""
+    parquet = pq.ParquetFile(source)
+    available = set(parquet.schema_arrow.names)
+    wanted = ["add", "remove"] + ([] if file_actions_only else list(_NON_FILE_COLUMNS))
+    table = parquet.read(columns=[c for c in wanted if c in available])
+
+    def file_column(name: str, target: pa.StructType) -> pa.StructArray:
+        if name not in table.column_names:
+            return empty(target)
+        column = table.column(name).combine_chunks()
+        column = column.filter(column.is_valid())
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        return conform(column, target)
+
+    batch = ActionBatch(version, True, file_column("add", A.ADD), file_column("remove", A.REMOVE), empty(A.CDC))
+    for name in _NON_FILE_COLUMNS:
+        if name not in table.column_names:
+            continue
+        column = table.column(name)
+        for value in column.filter(column.is_valid()).to_pylist():
+            _apply_non_file_action(batch, name, _maps_to_dicts(value))
+    return batch
+
+
+def _maps_to_dicts(value: Any) -> Any:
+    """Arrow's to_pylist gives maps as lists of pairs; the JSON form has objects."""
+    if isinstance(value, dict):
+        return {k: _maps_to_dicts(v) for k, v in value.items()}
+    if isinstance(value, list) and value and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+        return {k: v for k, v in value}
+    return value

@@ -1,0 +1,149 @@
+"""The storage interface the kernel talks to, and its local-disk implementation.
+
+Delta needs only four primitives from a store; atomic commits rest entirely on
+``put_if_absent``. How each cloud store provides it:
+
+- **S3**: ``PutObject`` with ``If-None-Match: *`` (conditional write, 2024+); a 412
+  answer means the version exists. ``list_from`` is ``ListObjectsV2`` with ``StartAfter``.
+- **GCS**: upload with ``ifGenerationMatch=0``; 412 means it exists. Listing is
+  lexicographic with ``startOffset``.
+- **Azure Blob / ADLS Gen2**: ``Put Blob`` with ``If-None-Match: *`` (409/412 on
+  conflict), or ADLS ``rename`` without overwrite. Listing is lexicographic.
+- **HDFS**: ``FileSystem.create(path, overwrite=false)`` is atomic; or write a temp file
+  and ``rename`` (fails if the target exists). ``listStatus`` then sort.
+
+Paths given to a store are plain strings: the kernel builds them by joining the table
+root with ``/``. ``list_from`` returns entries of the same directory whose names sort at
+or after the given name, in lexicographic order.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
+
+
+@dataclass(frozen=True, slots=True)
+class FileStatus:
+    """One listed file: full path, size in bytes, modification time in epoch millis."""
+
+    path: str
+    size: int
+    modification_time: int
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+class Storage(ABC):
+    """What the kernel needs from a file system or object store."""
+
+    @abstractmethod
+    def read(self, path: str) -> bytes:
+        """Whole contents of ``path``; raises ``FileNotFoundError`` if absent."""
+
+    @abstractmethod
+    def list_from(self, path: str) -> Iterator[FileStatus]:
+        """Files in ``path``'s directory whose names sort >= its name, sorted by name.
+
+        A missing directory yields nothing.
+        """
+
+    @abstractmethod
+    def put_if_absent(self, path: str, data: bytes) -> None:
+        """Create ``path`` with ``data`` atomically; raise ``FileExistsError`` if it exists.
+
+        Readers never see a partially written file.
+        """
+
+    @abstractmethod
+    def write(self, path: str, data: bytes) -> None:
+        """Create or replace ``path`` atomically (checkpoints, ``_last_checkpoint``)."""
+
+    @abstractmethod
+    def delete(self, path: str) -> None:
+        """Remove ``path``; a missing file is not an error."""
+
+    @abstractmethod
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` exists."""
+
+    def local_path(self, path: str) -> str | None:
+        """A local file name for ``path``, when the store is a local disk (fast paths)."""
+        return None
+
+
+class LocalStorage(Storage):
+    """Local disk. ``put_if_absent`` writes a temp file then hard-links it into place.
+
+    ``link`` fails with ``EEXIST`` atomically, so two writers never both win, and a crash
+    mid-write leaves only an invisible temp file, never a truncated commit.
+    """
+
+    def read(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def list_from(self, path: str) -> Iterator[FileStatus]:
+        directory, _, start = path.rpartition("/")
+        try:
+            entries = [e for e in os.scandir(directory or "/") if e.name >= start and e.is_file()]
+        except FileNotFoundError:
+            return
+        entries.sort(key=lambda e: e.name)
+        for entry in entries:
+            stat = entry.stat()
+            yield FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000))
+
+    def _temp_path(self, path: str) -> str:
+        directory, _, name = path.rpartition("/")
+        return f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
+
+    def _write_temp(self, path: str, data: bytes) -> str:
+        os.makedirs(os.path.dirname(path) or "/", exist_ok=True)
+        temp = self._temp_path(path)
+        with open(temp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return temp
+
+    def put_if_absent(self, path: str, data: bytes) -> None:
+        temp = self._write_temp(path, data)
+        try:
+            os.link(temp, path)
+        finally:
+            os.unlink(temp)
+
+    def write(self, path: str, data: bytes) -> None:
+        temp = self._write_temp(path, data)
+        os.replace(temp, path)
+
+    def delete(self, path: str) -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def local_path(self, path: str) -> str | None:
+        return path
+
+
+def resolve_table_root(location: str) -> tuple[Storage, str]:
+    """Storage and normalized root path for a table location (a path or ``file:`` URI)."""
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file"):
+        local = unquote(parsed.path) if parsed.scheme == "file" else location
+        return LocalStorage(), os.path.abspath(local).rstrip("/") or "/"
+    raise NotImplementedError(
+        f"no storage for scheme '{parsed.scheme}' in '{location}': only local paths are built in; "
+        "implement sparkdelta.kernel.storage.Storage for it"
+    )

@@ -1,0 +1,145 @@
+"""The entry point to a Delta table's log: snapshots, time travel, history, transactions."""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from .errors import TableNotFoundError, VersionNotFoundError
+from .log_files import LOG_DIR, LogFileKind, commit_name
+from .log_segment import list_log
+from .conflicts import IsolationLevel
+from .snapshot import Snapshot
+from .storage import Storage, resolve_table_root
+from .transaction import Transaction
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    """One version's commit: its number, timestamp (millis) and commitInfo."""
+
+    version: int
+    timestamp: int
+    commit_info: dict
+
+
+class Table:
+    """A Delta table at a location. Cheap to create; every call reads the log afresh."""
+
+    def __init__(self, location: str, storage: Storage | None = None) -> None:
+        resolved_storage, root = resolve_table_root(location)
+        self.storage = storage or resolved_storage
+        self.root = root
+        self.log_dir = f"{root}/{LOG_DIR}"
+
+    def __repr__(self) -> str:
+        return f"Table({self.root!r})"
+
+    def exists(self) -> bool:
+        """Whether the location holds a Delta table (at least one commit or checkpoint)."""
+        return any(f.kind is LogFileKind.COMMIT or f.is_checkpoint for f in list_log(self.storage, self.log_dir))
+
+    def snapshot(self, version: int | None = None, timestamp: datetime | str | int | None = None) -> Snapshot:
+        """The latest snapshot, or the one at ``version`` or as of ``timestamp``."""
+        if version is not None and timestamp is not None:
+            raise ValueError("give a version or a timestamp, not both")
+        if timestamp is not None:
+            version = self.version_at_timestamp(timestamp)
+        return Snapshot.load(self.storage, self.root, version)
+
+    def transaction(
+        self, isolation_level: IsolationLevel = IsolationLevel.SERIALIZABLE, read_snapshot: Snapshot | None = None
+    ) -> Transaction:
+        """A transaction on the latest snapshot (or ``read_snapshot``); on a new table, none."""
+        if read_snapshot is None and self.exists():
+            read_snapshot = self.snapshot()
+        return Transaction(self.storage, self.root, read_snapshot, isolation_level)
+
+    def latest_version(self) -> int:
+        files = list_log(self.storage, self.log_dir)
+        versions = [f.version for f in files if f.kind is LogFileKind.COMMIT or f.is_checkpoint]
+        if not versions:
+            raise TableNotFoundError(f"{self.root} is not a Delta table: no commits in {self.log_dir}")
+        return max(versions)
+
+    def commit_timestamps(self) -> list[tuple[int, int]]:
+        """(version, timestamp millis) of every commit still in the log, oldest first.
+
+        File modification times are made strictly increasing, as delta-spark does, and
+        replaced by ``inCommitTimestamp`` from the version that feature was enabled at.
+        """
+        commits = [(f.version, f.status.modification_time) for f in list_log(self.storage, self.log_dir) if f.kind is LogFileKind.COMMIT]
+        if not commits:
+            raise TableNotFoundError(f"{self.root} is not a Delta table: no commits in {self.log_dir}")
+        adjusted: list[tuple[int, int]] = []
+        for version, ts in commits:
+            if adjusted and ts <= adjusted[-1][1]:
+                ts = adjusted[-1][1] + 1
+            adjusted.append((version, ts))
+        ict_from = self._in_commit_timestamp_start()
+        if ict_from is not None:
+            adjusted = [(v, self._in_commit_timestamp(v) if v >= ict_from else ts) for v, ts in adjusted]
+        return adjusted
+
+    def _in_commit_timestamp_start(self) -> int | None:
+        latest = self.snapshot()
+        if not latest.in_commit_timestamps_enabled:
+            return None
+        return int(latest.configuration.get("delta.inCommitTimestampEnablementVersion", "0"))
+
+    def _in_commit_timestamp(self, version: int) -> int:
+        info = self.read_commit_info(version)
+        return int(info.get("inCommitTimestamp", info.get("timestamp", 0)))
+
+    def read_commit_info(self, version: int) -> dict:
+        """The commitInfo action of one commit ({} when it has none)."""
+        data = self.storage.read(f"{self.log_dir}/{commit_name(version)}")
+        for line in data.splitlines():
+            if b'"commitInfo"' in line:
+                action = json.loads(line)
+                if "commitInfo" in action:
+                    return action["commitInfo"]
+        return {}
+
+    def version_at_timestamp(self, timestamp: datetime | str | int) -> int:
+        """The last version committed at or before ``timestamp`` (as delta-spark resolves it)."""
+        millis = to_millis(timestamp)
+        timeline = self.commit_timestamps()
+        times = [ts for _, ts in timeline]
+        position = bisect_right(times, millis)
+        if position == 0:
+            first = datetime.fromtimestamp(times[0] / 1000, timezone.utc)
+            raise VersionNotFoundError(
+                f"{self.root}: timestamp {timestamp} is before the earliest available version "
+                f"{timeline[0][0]} ({first.isoformat()})"
+            )
+        if position == len(times) and millis > times[-1]:
+            last = datetime.fromtimestamp(times[-1] / 1000, timezone.utc)
+            raise VersionNotFoundError(
+                f"{self.root}: timestamp {timestamp} is after the latest version {timeline[-1][0]} "
+                f"({last.isoformat()}); use a timestamp at or before it"
+            )
+        return timeline[position - 1][0]
+
+    def history(self, limit: int | None = None) -> list[CommitRecord]:
+        """Commits newest first, as ``DESCRIBE HISTORY`` lists them."""
+        timeline = self.commit_timestamps()
+        selected = list(reversed(timeline))[: limit if limit else None]
+        return [CommitRecord(v, ts, self.read_commit_info(v)) for v, ts in selected]
+
+
+def to_millis(timestamp: datetime | str | int) -> int:
+    """Epoch millis from a datetime, ISO-like string (UTC unless it has an offset) or millis."""
+    if isinstance(timestamp, int):
+        return timestamp
+    if isinstance(timestamp, str):
+        text = timestamp.strip().replace("Z", "+00:00")
+        try:
+            timestamp = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValueError(f"cannot parse timestamp {timestamp!r}: use 'YYYY-MM-DD[ HH:MM:SS[.fff]]'") from exc
+    if timestamp.tzinfo is None:
+        timestamp = timestamp.replace(tzinfo=timezone.utc)
+    return int(timestamp.timestamp() * 1000)

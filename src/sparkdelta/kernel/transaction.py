@@ -1,0 +1,240 @@
+"""Transactions: optimistic commits with put-if-absent, conflict checks and retries.
+
+A transaction reads snapshot ``r`` and tries to write ``r+1.json``. If another writer
+got there first, the winning commits are checked for logical conflicts
+(``conflicts.check_winning_commit``); without one the commit is retried at the next
+free version. After a successful commit, a checkpoint is written every
+``delta.checkpointInterval`` versions and expired log files are cleaned up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import __version__
+from .actions import (
+    Action,
+    AddFile,
+    DomainMetadata,
+    Metadata,
+    Protocol,
+    RemoveFile,
+    SetTransaction,
+    action_line,
+)
+from .checkpoint import checkpoint_interval, cleanup_expired_logs, write_checkpoint
+from .conflicts import IsolationLevel, ReadSet, WriteSet, check_winning_commit
+from .errors import (
+    ConcurrentWriteException,
+    InvalidTableOperationError,
+    ProtocolChangedException,
+)
+from .log_files import commit_name
+from .parsing import parse_json_actions
+from .protocol import is_feature_enabled, require_writable
+from .replay import canonical_paths
+from .snapshot import Snapshot
+from .storage import Storage
+
+log = logging.getLogger(__name__)
+
+ENGINE_INFO = f"sparkdelta/{__version__}"
+MAX_COMMIT_ATTEMPTS = 10_000
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    version: int
+    commit_info: dict[str, Any]
+    attempts: int
+    checkpointed: bool
+
+
+class Transaction:
+    """One atomic change to a table. Build it, record what it read, then ``commit``."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        table_root: str,
+        read_snapshot: Snapshot | None,
+        isolation_level: IsolationLevel = IsolationLevel.SERIALIZABLE,
+    ) -> None:
+        self.storage = storage
+        self.table_root = table_root
+        self.read_snapshot = read_snapshot
+        self.isolation_level = isolation_level
+        self.reads = ReadSet()
+        self.txn_id = str(uuid.uuid4())
+
+    @property
+    def read_version(self) -> int:
+        return self.read_snapshot.version if self.read_snapshot is not None else -1
+
+    def mark_read_whole_table(self) -> None:
+        """The outcome depends on every file (e.g. an unpartitioned DELETE)."""
+        self.reads.whole_table = True
+
+    def mark_read_predicate(self, predicate: pc.Expression) -> None:
+        """The outcome depends on files whose partition values match ``predicate``."""
+        self.reads.predicates.append(predicate)
+
+    def mark_files_read(self, paths: Iterable[str]) -> None:
+        """The outcome depends on these files (paths as in the log) staying in the table."""
+        self.reads.files.update(canonical_paths(pa.array(list(paths), pa.string()), self.table_root).to_pylist())
+
+    def mark_app_transaction_read(self, app_id: str) -> None:
+        """The transaction checked this application's last committed version."""
+        self.reads.app_ids.add(app_id)
+
+    def commit(
+        self,
+        actions: Sequence[Action],
+        operation: str,
+        operation_parameters: dict[str, Any] | None = None,
+        operation_metrics: dict[str, Any] | None = None,
+        user_metadata: str | None = None,
+    ) -> CommitResult:
+        """Write the actions as the next version; retry past non-conflicting winners."""
+        protocol = next((a for a in actions if isinstance(a, Protocol)), None)
+        metadata = next((a for a in actions if isinstance(a, Metadata)), None)
+        effective_protocol = protocol or (self.read_snapshot.protocol if self.read_snapshot else None)
+        effective_metadata = metadata or (self.read_snapshot.metadata if self.read_snapshot else None)
+        if effective_protocol is None or effective_metadata is None:
+            raise InvalidTableOperationError(
+                f"{self.table_root}: the first commit of a table must contain protocol and metaData actions"
+            )
+        require_writable(effective_protocol, effective_metadata, self.table_root)
+        self._check_append_only(actions, effective_metadata)
+
+        removes = [a for a in actions if isinstance(a, RemoveFile)]
+        adds = [a for a in actions if isinstance(a, AddFile)]
+        blind_append = (
+            not removes
+            and not self.reads.whole_table
+            and not self.reads.predicates
+            and not self.reads.files
+            and metadata is None
+            and protocol is None
+            and all(a.data_change for a in adds)
+        )
+        writes = WriteSet(
+            removed_paths=frozenset(
+                canonical_paths(pa.array([r.path for r in removes], pa.string()), self.table_root).to_pylist()
+            ),
+            app_ids=frozenset(a.app_id for a in actions if isinstance(a, SetTransaction)),
+            domains=frozenset(a.domain for a in actions if isinstance(a, DomainMetadata)),
+            changes_metadata=metadata is not None,
+            changes_protocol=protocol is not None,
+        )
+        ict_enabled = (
+            effective_metadata.configuration.get("delta.enableInCommitTimestamps", "false").lower() == "true"
+            and is_feature_enabled(effective_protocol, "inCommitTimestamp")
+        )
+        info: dict[str, Any] = {
+            "timestamp": 0,
+            "operation": operation,
+            "operationParameters": {k: _param(v) for k, v in (operation_parameters or {}).items()},
+            "isolationLevel": self.isolation_level.value,
+            "isBlindAppend": blind_append,
+            "operationMetrics": {k: str(v) for k, v in (operation_metrics or {}).items()},
+            "engineInfo": ENGINE_INFO,
+            "txnId": self.txn_id,
+        }
+        if user_metadata is not None:
+            info["userMetadata"] = user_metadata
+        body = "".join(action_line(a) + "\n" for a in actions)
+
+        attempt_version = self.read_version + 1
+        for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
+            now = int(time.time() * 1000)
+            info["timestamp"] = now
+            if attempt_version > 0:
+                info["readVersion"] = self.read_version
+            if ict_enabled:
+                info["inCommitTimestamp"] = max(now, self._previous_commit_timestamp(attempt_version) + 1)
+            data = (_commit_info_line(info) + "\n" + body).encode()
+            try:
+                self.storage.put_if_absent(f"{self.table_root}/_delta_log/{commit_name(attempt_version)}", data)
+            except FileExistsError:
+                attempt_version = self._resolve_conflicts(attempt_version, writes, effective_metadata)
+                continue
+            checkpointed = self._post_commit(attempt_version, effective_metadata)
+            return CommitResult(attempt_version, dict(info), attempt, checkpointed)
+        raise ConcurrentWriteException(
+            f"{self.table_root}: gave up after {MAX_COMMIT_ATTEMPTS} attempts to commit against concurrent writers"
+        )
+
+    def _check_append_only(self, actions: Sequence[Action], metadata: Metadata) -> None:
+        if metadata.configuration.get("delta.appendOnly", "false").lower() != "true":
+            return
+        if any(isinstance(a, RemoveFile) and a.data_change for a in actions):
+            raise InvalidTableOperationError(
+                f"{self.table_root}: this table is append-only (delta.appendOnly=true): it refuses deletes "
+                "and updates. Unset the property with ALTER TABLE ... UNSET TBLPROPERTIES to allow them."
+            )
+
+    def _resolve_conflicts(self, lost_version: int, writes: WriteSet, metadata: Metadata) -> int:
+        """Check every winner from ``lost_version`` on; return the next version to try."""
+        version = lost_version
+        while True:
+            path = f"{self.table_root}/_delta_log/{commit_name(version)}"
+            try:
+                winner = parse_json_actions(self.storage.read(path), version)
+            except FileNotFoundError:
+                return version
+            if self.read_version < 0:
+                raise ProtocolChangedException(
+                    f"{self.table_root}: the table was created concurrently (version {version} exists). "
+                    "This happens when several writers create a table in the same empty directory."
+                )
+            check_winning_commit(
+                winner,
+                self.reads,
+                writes,
+                self.isolation_level,
+                metadata.schema,
+                metadata.partition_columns,
+                self.table_root,
+            )
+            version += 1
+
+    def _previous_commit_timestamp(self, version: int) -> int:
+        if version == 0:
+            return 0
+        data = self.storage.read(f"{self.table_root}/_delta_log/{commit_name(version - 1)}")
+        batch = parse_json_actions(data, version - 1)
+        info = batch.commit_info or {}
+        return int(info.get("inCommitTimestamp", info.get("timestamp", 0)))
+
+    def _post_commit(self, version: int, metadata: Metadata) -> bool:
+        """Checkpoint and clean up when due. Failures here never undo the commit."""
+        if version == 0 or version % checkpoint_interval(metadata.configuration) != 0:
+            return False
+        try:
+            snapshot = Snapshot.load(self.storage, self.table_root, version)
+            write_checkpoint(self.storage, snapshot)
+            cleanup_expired_logs(self.storage, snapshot)
+            return True
+        except Exception as exc:  # a checkpoint is an optimization; the commit stands
+            log.warning("%s: checkpoint at version %d failed: %s", self.table_root, version, exc)
+            return False
+
+
+def _param(value: Any) -> Any:
+    """operationParameters values are JSON-encoded strings in delta-spark's commitInfo."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _commit_info_line(info: dict[str, Any]) -> str:
+    return json.dumps({"commitInfo": info}, separators=(",", ":"))
+
