@@ -102,9 +102,11 @@ def build_log_segment(
         log.warning("%s names checkpoint %d, which is missing; listing from 0", LAST_CHECKPOINT, start)
         files = list_log(storage, log_dir, 0)
     if not files:
-        if storage.exists(log_dir) or not storage.exists(table_root):
-            raise TableNotFoundError(f"{table_root} is not a Delta table: no commits in {log_dir}")
-        raise TableNotFoundError(f"{table_root} is not a Delta table: it has no _delta_log directory")
+        if not storage.exists(table_root):
+            raise TableNotFoundError(f"{table_root} is not a Delta table: the path does not exist")
+        if not storage.exists(log_dir):
+            raise TableNotFoundError(f"{table_root} is not a Delta table: it has no _delta_log directory")
+        raise TableNotFoundError(f"{table_root} is not a Delta table: no commits in {log_dir}")
 
     commits = {f.version: f for f in files if f.kind is LogFileKind.COMMIT}
     ceiling = version

@@ -1,0 +1,139 @@
+"""The ``sparkdelta`` command line: inspect Delta tables without starting Spark."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime, timezone
+from typing import Any
+
+import click
+
+from .kernel import DeltaError, Snapshot, Table
+from .kernel.protocol import reader_features, writer_features
+
+
+USER_ERRORS = (DeltaError, ValueError, NotImplementedError)
+
+
+def _open_snapshot(table: str, version: int | None, timestamp: str | None) -> Snapshot:
+    try:
+        return Table(table).snapshot(version=version, timestamp=timestamp)
+    except USER_ERRORS as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _iso(millis: int | None) -> str | None:
+    if millis is None:
+        return None
+    return datetime.fromtimestamp(millis / 1000, timezone.utc).isoformat(timespec="milliseconds")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--verbose", "-v", is_flag=True, help="Log kernel warnings and progress.")
+def main(verbose: bool) -> None:
+    """Inspect and maintain Delta tables."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.ERROR, format="%(levelname)s %(message)s")
+
+
+@main.command()
+@click.argument("table")
+@click.option("--version", "version", type=int, help="Version to time travel to.")
+@click.option("--timestamp", help="Timestamp to time travel to (UTC unless it has an offset).")
+def files(table: str, version: int | None, timestamp: str | None) -> None:
+    """The active data files' paths as written in the log, one per line."""
+    if version is not None and timestamp is not None:
+        raise click.UsageError("give --version or --timestamp, not both")
+    snapshot = _open_snapshot(table, version, timestamp)
+    for path in sorted(snapshot.file_paths()):
+        click.echo(path)
+
+
+def describe_snapshot(snapshot: Snapshot) -> dict[str, Any]:
+    """The facts ``describe`` prints, as a JSON-ready dict."""
+    metadata = snapshot.metadata
+    return {
+        "location": snapshot.table_root,
+        "version": snapshot.version,
+        "timestamp": _iso(snapshot.timestamp),
+        "protocol": {
+            "minReaderVersion": snapshot.protocol.min_reader_version,
+            "minWriterVersion": snapshot.protocol.min_writer_version,
+            "readerFeatures": sorted(reader_features(snapshot.protocol)),
+            "writerFeatures": sorted(writer_features(snapshot.protocol)),
+        },
+        "metadata": {
+            "id": metadata.id,
+            "name": metadata.name,
+            "description": metadata.description,
+            "format": metadata.format_provider,
+            "schema": snapshot.schema.to_json(),
+            "partitionColumns": list(metadata.partition_columns),
+            "configuration": metadata.configuration,
+            "createdTime": _iso(metadata.created_time),
+        },
+        "numFiles": snapshot.num_files,
+        "sizeInBytes": snapshot.size_in_bytes,
+    }
+
+
+def _type_text(raw: Any) -> str:
+    return raw if isinstance(raw, str) else raw.get("type", "?")
+
+
+@main.command()
+@click.argument("table")
+@click.option("--version", "version", type=int, help="Version to describe.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def describe(table: str, version: int | None, as_json: bool) -> None:
+    """Version, protocol, metadata, number of files and size of a table."""
+    facts = describe_snapshot(_open_snapshot(table, version, None))
+    if as_json:
+        click.echo(json.dumps(facts, indent=2))
+        return
+    protocol = facts["protocol"]
+    metadata = facts["metadata"]
+    click.echo(f"location:          {facts['location']}")
+    click.echo(f"version:           {facts['version']} ({facts['timestamp']})")
+    click.echo(f"protocol:          reader {protocol['minReaderVersion']}, writer {protocol['minWriterVersion']}")
+    if protocol["readerFeatures"] or protocol["writerFeatures"]:
+        click.echo(f"reader features:   {', '.join(protocol['readerFeatures']) or '-'}")
+        click.echo(f"writer features:   {', '.join(protocol['writerFeatures']) or '-'}")
+    click.echo(f"id:                {metadata['id']}")
+    if metadata["name"]:
+        click.echo(f"name:              {metadata['name']}")
+    click.echo(f"partition columns: {', '.join(metadata['partitionColumns']) or '-'}")
+    click.echo(f"files:             {facts['numFiles']}")
+    click.echo(f"size in bytes:     {facts['sizeInBytes']}")
+    click.echo("schema:")
+    for field in metadata["schema"].get("fields", []):
+        nullable = "" if field.get("nullable", True) else " NOT NULL"
+        click.echo(f"  {field['name']}: {_type_text(field['type'])}{nullable}")
+    if metadata["configuration"]:
+        click.echo("configuration:")
+        for key, value in sorted(metadata["configuration"].items()):
+            click.echo(f"  {key} = {value}")
+
+
+@main.command()
+@click.argument("table")
+@click.option("--limit", type=int, help="Only the newest N versions.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON, one object per version.")
+def history(table: str, limit: int | None, as_json: bool) -> None:
+    """The commitInfo of each version, newest first."""
+    try:
+        records = Table(table).history(limit)
+    except USER_ERRORS as exc:
+        raise click.ClickException(str(exc)) from exc
+    rows = [{**r.commit_info, "version": r.version, "timestamp": _iso(r.timestamp)} for r in records]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    click.echo(f"{'version':>7}  {'timestamp':<29}  {'operation':<24}  parameters")
+    for row in rows:
+        params = json.dumps(row.get("operationParameters", {}), separators=(",", ":"))
+        click.echo(f"{row['version']:>7}  {row['timestamp']:<29}  {str(row.get('operation', '')):<24}  {params}")
+
+
+if __name__ == "__main__":
+    main()
