@@ -21,7 +21,7 @@ from sparkdelta.kernel import (
 from sparkdelta.kernel.log_segment import build_log_segment
 from sparkdelta.kernel.snapshot import Snapshot, load_batches
 
-from conformance_data import conformance_root, load_manifest
+from oracles import conformance_root, load_manifest
 
 MANIFEST = load_manifest()
 

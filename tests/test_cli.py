@@ -1,0 +1,77 @@
+"""The ``sparkdelta`` CLI, run as a user runs it: a subprocess, exit codes, stdout/stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import unquote
+
+import deltalake
+import pyarrow as pa
+
+from oracles import conformance_root, delta_rs_files
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sparkdelta.cli", *args], capture_output=True, text=True, timeout=120, env=os.environ
+    )
+
+
+def delta_rs_table(path: Path) -> Path:
+    deltalake.write_deltalake(str(path), pa.table({"id": [1, 2], "p": ["x y", None]}), partition_by=["p"])
+    deltalake.write_deltalake(str(path), pa.table({"id": [3], "p": ["z"]}), mode="append", partition_by=["p"])
+    return path
+
+
+def test_files_lists_the_active_paths_at_each_version(tmp_path: Path) -> None:
+    path = delta_rs_table(tmp_path / "t")
+    for version in (0, 1):
+        result = run("files", str(path), "--version", str(version))
+        assert result.returncode == 0, result.stderr
+        assert sorted(unquote(p) for p in result.stdout.splitlines()) == delta_rs_files(path, version)
+
+
+def test_describe_json_reports_log_facts(tmp_path: Path) -> None:
+    path = delta_rs_table(tmp_path / "t")
+    result = run("describe", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    facts = json.loads(result.stdout)
+    dt = deltalake.DeltaTable(str(path))
+    assert facts["version"] == dt.version() == 1
+    assert facts["metadata"]["id"] == dt.metadata().id
+    assert facts["metadata"]["partitionColumns"] == ["p"]
+    assert facts["numFiles"] == len(delta_rs_files(path)) == 3
+    adds = dt.get_add_actions(flatten=True)
+    assert facts["sizeInBytes"] == sum(adds.column("size_bytes").to_pylist())
+    assert [f["name"] for f in facts["metadata"]["schema"]["fields"]] == ["id", "p"]
+    text = run("describe", str(path))
+    assert "partition columns: p" in text.stdout and "files:             3" in text.stdout
+
+
+def test_history_lists_commit_info_newest_first(tmp_path: Path) -> None:
+    path = delta_rs_table(tmp_path / "t")
+    result = run("history", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    theirs = deltalake.DeltaTable(str(path)).history()
+    assert [r["version"] for r in rows] == [1, 0]
+    assert [r["operation"] for r in rows] == [h["operation"] for h in theirs]
+    assert len(json.loads(run("history", str(path), "--limit", "1", "--json").stdout)) == 1
+
+
+def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    gap = conformance_root() / "tables" / "versions-not-contiguous"
+    for args, words in (
+        (("files", str(tmp_path / "missing")), "does not exist"),
+        (("describe", str(gap)), "missing version 1"),
+        (("files", str(conformance_root() / "tables" / "time-travel-start"), "--version", "9"), "latest version is 0"),
+        (("describe", str(conformance_root() / "tables" / "deltalog-invalid-protocol-version")), "minReaderVersion=99"),
+    ):
+        result = run(*args)
+        assert result.returncode != 0
+        assert words in result.stderr
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
