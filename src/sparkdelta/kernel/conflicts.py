@@ -117,11 +117,14 @@ def _any_read(adds: pa.StructArray, reads: ReadSet, schema: StructType, partitio
     if not reads.predicates:
         return False
     values = typed_partition_values(adds.field("partitionValues"), schema, partition_columns)
+    if values.num_columns == 0:
+        # A column-free table has no rows; keep one row per file for column-free predicates.
+        values = pa.table({"__file__": pa.nulls(len(adds))})
     for predicate in reads.predicates:
         try:
             if values.filter(predicate).num_rows:
                 return True
-        except (pa.ArrowInvalid, pa.ArrowTypeError, KeyError):
+        except (pa.ArrowException, KeyError):
             # A predicate we cannot evaluate on partition values may match anything.
             return True
     return False

@@ -15,6 +15,8 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -105,14 +107,38 @@ def _struct_to_map(values: pa.Array, drop_nulls: bool) -> pa.MapArray:
     return pa.MapArray.from_arrays(pa.array(offsets), keys, items)
 
 
+def _object_keys(wrapped: pa.Array, objects: pa.Array) -> list[str]:
+    """Every key used in the flat objects, in first-seen order.
+
+    Arrow's inference names the keys (the types it guesses are discarded); if its guesses
+    clash, the distinct object texts are decoded instead.
+    """
+    try:
+        inferred = _read_json_lines(wrapped, pa.schema([]), "infer")
+    except pa.ArrowInvalid:
+        keys: dict[str, None] = {}
+        for text in pc.unique(objects).to_pylist():
+            keys.update(dict.fromkeys(json.loads(text)))
+        return list(keys)
+    if "v" not in inferred.column_names or not isinstance(inferred.schema.field("v").type, pa.StructType):
+        return []
+    return [f.name for f in inferred.schema.field("v").type]
+
+
 def _extract_maps(lines: pa.Array) -> dict[str, pa.MapArray]:
+    """``partitionValues`` and ``tags`` of each line, as string maps, values verbatim."""
     result = {}
     for name in _MAP_FIELDS:
         found = pc.extract_regex(lines, rf'"{name}"\s*:\s*(?P<obj>{_FLAT_OBJECT})')
         objects = pc.fill_null(pc.struct_field(found, [0]), "{}")
         wrapped = pc.binary_join_element_wise('{"v":', objects, "}", "")
-        table = _read_json_lines(wrapped, pa.schema([]), "infer")
-        column = table.column("v").combine_chunks() if "v" in table.column_names else pa.nulls(len(lines))
+        keys = _object_keys(wrapped, objects)
+        if keys:
+            # Declaring every value a string stops Arrow turning '2024-01-02' into a timestamp.
+            schema = pa.schema([("v", pa.struct([(k, pa.string()) for k in keys]))])
+            column = _read_json_lines(wrapped, schema, "ignore").column("v").combine_chunks()
+        else:
+            column = pa.array([{}] * len(lines), pa.struct([]))
         result[name] = _struct_to_map(column, drop_nulls=(name == "tags"))
     return result
 
@@ -213,7 +239,10 @@ def parse_parquet_actions(source: Any, version: int, file_actions_only: bool = F
             column = column.combine_chunks()
         return conform(column, target)
 
-    batch = ActionBatch(version, True, file_column("add", A.ADD), file_column("remove", A.REMOVE), empty(A.CDC))
+    adds = file_column("add", A.ADD)
+    if "add" in table.column_names and "stats_parsed" in [f.name for f in table.schema.field("add").type]:
+        adds = _fill_stats_from_parsed(adds, table.column("add").combine_chunks())
+    batch = ActionBatch(version, True, adds, file_column("remove", A.REMOVE), empty(A.CDC))
     for name in _NON_FILE_COLUMNS:
         if name not in table.column_names:
             continue
@@ -221,6 +250,39 @@ def parse_parquet_actions(source: Any, version: int, file_actions_only: bool = F
         for value in column.filter(column.is_valid()).to_pylist():
             _apply_non_file_action(batch, name, _maps_to_dicts(value))
     return batch
+
+
+def _stats_value(value: Any) -> Any:
+    """JSON form of a stats value, as delta-spark writes it (timestamps in UTC millis, 'Z')."""
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value.isoformat(timespec="milliseconds") + "Z"
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    raise TypeError(f"unsupported stats value {value!r}")
+
+
+def _fill_stats_from_parsed(adds: pa.StructArray, raw: pa.StructArray) -> pa.StructArray:
+    """Where a checkpoint has only ``stats_parsed``, rebuild the JSON ``stats`` from it.
+
+    Only rows lacking JSON stats are converted (checkpoints written with
+    ``delta.checkpoint.writeStatsAsJson=false``), so the common path stays columnar.
+    """
+    raw = raw.filter(raw.is_valid())
+    stats = adds.field("stats")
+    missing = pc.and_(stats.is_null(), raw.field("stats_parsed").is_valid())
+    if not pc.any(missing).as_py():
+        return adds
+    parsed = raw.field("stats_parsed").to_pylist()
+    rebuilt = [
+        json.dumps(_maps_to_dicts(p), default=_stats_value, separators=(",", ":")) if m else s
+        for p, m, s in zip(parsed, missing.to_pylist(), stats.to_pylist())
+    ]
+    children = [pa.array(rebuilt, pa.string()) if f.name == "stats" else adds.field(f.name) for f in A.ADD]
+    return pa.StructArray.from_arrays(children, fields=list(A.ADD))
 
 
 def _maps_to_dicts(value: Any) -> Any:

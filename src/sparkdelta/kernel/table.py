@@ -50,11 +50,18 @@ class Table:
         return Snapshot.load(self.storage, self.root, version)
 
     def transaction(
-        self, isolation_level: IsolationLevel = IsolationLevel.SERIALIZABLE, read_snapshot: Snapshot | None = None
+        self, isolation_level: IsolationLevel | None = None, read_snapshot: Snapshot | None = None
     ) -> Transaction:
-        """A transaction on the latest snapshot (or ``read_snapshot``); on a new table, none."""
+        """A transaction on the latest snapshot (or ``read_snapshot``); on a new table, none.
+
+        The isolation level defaults to the table's ``delta.isolationLevel``, else
+        WriteSerializable, as in delta-spark.
+        """
         if read_snapshot is None and self.exists():
             read_snapshot = self.snapshot()
+        if isolation_level is None:
+            configured = read_snapshot.configuration.get("delta.isolationLevel") if read_snapshot else None
+            isolation_level = IsolationLevel(configured) if configured else IsolationLevel.WRITE_SERIALIZABLE
         return Transaction(self.storage, self.root, read_snapshot, isolation_level)
 
     def latest_version(self) -> int:

@@ -67,7 +67,7 @@ class Transaction:
         storage: Storage,
         table_root: str,
         read_snapshot: Snapshot | None,
-        isolation_level: IsolationLevel = IsolationLevel.SERIALIZABLE,
+        isolation_level: IsolationLevel = IsolationLevel.WRITE_SERIALIZABLE,
     ) -> None:
         self.storage = storage
         self.table_root = table_root
