@@ -143,3 +143,21 @@ def test_reader_gate_names_what_an_engine_lacks() -> None:
     with pytest.raises(UnsupportedFeatureError, match="deletionVectors") as raised:
         snapshot.require_readable(frozenset({"columnMapping"}))
     assert raised.value.features == frozenset({"deletionVectors"})
+
+
+def test_checkpoints_we_write_on_v2_checkpoint_tables_carry_checkpoint_metadata(tmp_path) -> None:
+    import shutil
+
+    import pyarrow.parquet as pq
+    from oracles import delta_rs_files
+
+    from sparkdelta.kernel import AddFile
+
+    path = tmp_path / "v2"
+    shutil.copytree(conformance_root() / "tables" / "v2-checkpoint-parquet", path)
+    table = Table(str(path))
+    results = [table.transaction().commit([AddFile(f"new{i}.parquet", {}, 1, 1)], "WRITE") for i in range(2)]
+    assert [r.checkpointed for r in results] == [False, True]  # delta.checkpointInterval=2
+    checkpoint = pq.read_table(path / "_delta_log" / f"{4:020d}.checkpoint.parquet")
+    assert [m for m in checkpoint.column("checkpointMetadata").to_pylist() if m] == [{"version": 4, "tags": []}]
+    assert sorted(table.snapshot().file_paths()) == delta_rs_files(path)

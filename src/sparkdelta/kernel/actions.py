@@ -100,6 +100,8 @@ METADATA = pa.struct(
 )
 DOMAIN_METADATA = pa.struct([("domain", pa.string()), ("configuration", pa.string()), ("removed", pa.bool_())])
 
+CHECKPOINT_METADATA = pa.struct([("version", pa.int64()), ("tags", STRING_MAP)])
+
 CHECKPOINT_SCHEMA = pa.schema(
     [
         ("txn", TXN),
@@ -110,6 +112,8 @@ CHECKPOINT_SCHEMA = pa.schema(
         ("domainMetadata", DOMAIN_METADATA),
     ]
 )
+# With the v2Checkpoint feature a classic-named checkpoint must carry checkpointMetadata.
+V2_CHECKPOINT_SCHEMA = CHECKPOINT_SCHEMA.append(pa.field("checkpointMetadata", CHECKPOINT_METADATA))
 
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:

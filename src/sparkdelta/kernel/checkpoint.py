@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from . import actions as A
 from .log_files import LAST_CHECKPOINT, LOG_DIR, LogFileKind, classic_checkpoint_name
 from .log_segment import list_log
+from .protocol import writer_features
 from .snapshot import Snapshot
 from .storage import Storage
 
@@ -47,40 +48,45 @@ def checkpoint_interval(configuration: dict[str, str]) -> int:
     return max(1, int(configuration.get("delta.checkpointInterval", DEFAULT_CHECKPOINT_INTERVAL)))
 
 
-def _rows(column: str, values: pa.Array, num_rows: int) -> pa.Table:
-    """A checkpoint table where ``column`` holds ``values`` and every other column is null."""
-    arrays = [values if f.name == column else pa.nulls(num_rows, f.type) for f in A.CHECKPOINT_SCHEMA]
-    return pa.Table.from_arrays(arrays, schema=A.CHECKPOINT_SCHEMA)
+def _rows(schema: pa.Schema, column: str, values: pa.Array) -> pa.Table:
+    """Checkpoint rows where ``column`` holds ``values`` and every other column is null."""
+    arrays = [values if f.name == column else pa.nulls(len(values), f.type) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _small(column: str, items: list[dict]) -> pa.Table:
-    return _rows(column, pa.array(items, type=A.CHECKPOINT_SCHEMA.field(column).type), len(items))
+def _small(schema: pa.Schema, column: str, items: list[dict]) -> pa.Table:
+    return _rows(schema, column, pa.array(items, type=schema.field(column).type))
+
+
+def _file_rows(schema: pa.Schema, column: str, files: pa.Table, layout: pa.StructType) -> pa.Table:
+    values = pa.StructArray.from_arrays([c.combine_chunks() for c in files.columns], fields=list(layout))
+    return _rows(schema, column, values)
 
 
 def checkpoint_table(snapshot: Snapshot, now_ms: int | None = None) -> pa.Table:
     """The checkpoint rows for ``snapshot``: protocol, metadata, txns, domains, adds, live tombstones."""
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     retention = parse_interval_ms(snapshot.configuration.get("delta.deletedFileRetentionDuration", DEFAULT_TOMBSTONE_RETENTION))
+    v2 = "v2Checkpoint" in writer_features(snapshot.protocol)
+    schema = A.V2_CHECKPOINT_SCHEMA if v2 else A.CHECKPOINT_SCHEMA
     metadata = snapshot.metadata.to_dict()
     metadata["format"]["options"] = list(metadata["format"]["options"].items())
     metadata["configuration"] = list(metadata["configuration"].items())
     parts = [
-        _small("protocol", [snapshot.protocol.to_dict()]),
-        _small("metaData", [metadata]),
-        _small("txn", [t.to_dict() for t in snapshot.app_transactions.values()]),
-        _small("domainMetadata", [d.to_dict() for d in snapshot.domain_metadata.values()]),
+        _small(schema, "protocol", [snapshot.protocol.to_dict()]),
+        _small(schema, "metaData", [metadata]),
+        _small(schema, "txn", [t.to_dict() for t in snapshot.app_transactions.values()]),
+        _small(schema, "domainMetadata", [d.to_dict() for d in snapshot.domain_metadata.values()]),
     ]
-    files = snapshot.files
-    if files.num_rows:
-        adds = pa.StructArray.from_arrays([c.combine_chunks() for c in files.columns], fields=list(A.ADD))
-        parts.append(_rows("add", adds, len(adds)))
+    if v2:
+        parts.append(_small(schema, "checkpointMetadata", [{"version": snapshot.version, "tags": []}]))
+    if snapshot.files.num_rows:
+        parts.append(_file_rows(schema, "add", snapshot.files, A.ADD))
     tombstones = snapshot.tombstones
     if tombstones.num_rows:
-        keep = pc.greater(pc.fill_null(tombstones.column("deletionTimestamp"), 0), now_ms - retention)
-        live = tombstones.filter(keep)
+        live = tombstones.filter(pc.greater(pc.fill_null(tombstones.column("deletionTimestamp"), 0), now_ms - retention))
         if live.num_rows:
-            removes = pa.StructArray.from_arrays([c.combine_chunks() for c in live.columns], fields=list(A.REMOVE))
-            parts.append(_rows("remove", removes, len(removes)))
+            parts.append(_file_rows(schema, "remove", live, A.REMOVE))
     return pa.concat_tables(parts)
 
 
