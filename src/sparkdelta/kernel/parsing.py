@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -34,15 +36,24 @@ _MAP_FIELDS = ("partitionValues", "tags")
 _FLAT_OBJECT = r'\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}'
 
 
-@dataclass
-class ActionBatch:
-    """The actions of one log file (a commit, a compaction or a checkpoint part)."""
-
-    version: int
-    is_checkpoint: bool
+@dataclass(frozen=True)
+class FileActions:
     adds: pa.StructArray
     removes: pa.StructArray
     cdcs: pa.StructArray
+
+
+@dataclass
+class ActionBatch:
+    """The actions of one log file (a commit, a compaction or a checkpoint part).
+
+    Non-file actions are decoded at once; file actions only when first asked for, so a
+    writer that needs just the protocol and metadata never decodes a checkpoint's adds.
+    """
+
+    version: int
+    is_checkpoint: bool
+    load_file_actions: Callable[[], FileActions] = field(repr=False)
     protocol: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     txns: list[dict[str, Any]] = field(default_factory=list)
@@ -50,6 +61,22 @@ class ActionBatch:
     commit_info: dict[str, Any] | None = None
     sidecars: list[dict[str, Any]] = field(default_factory=list)
     checkpoint_metadata: dict[str, Any] | None = None
+
+    @cached_property
+    def file_actions(self) -> FileActions:
+        return self.load_file_actions()
+
+    @property
+    def adds(self) -> pa.StructArray:
+        return self.file_actions.adds
+
+    @property
+    def removes(self) -> pa.StructArray:
+        return self.file_actions.removes
+
+    @property
+    def cdcs(self) -> pa.StructArray:
+        return self.file_actions.cdcs
 
 
 def empty(struct_type: pa.StructType) -> pa.StructArray:
@@ -188,14 +215,13 @@ def parse_json_actions(data: bytes, version: int, is_checkpoint: bool = False) -
     if kind.null_count:
         bad = pc.filter(lines, kind.is_null())[0].as_py()
         raise InvalidLogError(f"version {version}: not an action line: {bad[:200]!r}")
-    batch = ActionBatch(
-        version,
-        is_checkpoint,
-        **{
-            plural: _file_actions(lines.filter(pc.equal(kind, name)), name)
-            for plural, name in (("adds", "add"), ("removes", "remove"), ("cdcs", "cdc"))
-        },
-    )
+
+    def load() -> FileActions:
+        return FileActions(
+            *(_file_actions(lines.filter(pc.equal(kind, name)), name) for name in ("add", "remove", "cdc"))
+        )
+
+    batch = ActionBatch(version, is_checkpoint, load)
     other = pc.invert(pc.is_in(kind, pa.array(["add", "remove", "cdc"])))
     for line in lines.filter(other).to_pylist():
         ((name, value),) = json.loads(line).items()
@@ -227,29 +253,30 @@ def parse_parquet_actions(source: Any, version: int, file_actions_only: bool = F
     """Decode a Parquet checkpoint part or sidecar (path or file-like)."""
     parquet = pq.ParquetFile(source)
     available = set(parquet.schema_arrow.names)
-    wanted = ["add", "remove"] + ([] if file_actions_only else list(_NON_FILE_COLUMNS))
-    table = parquet.read(columns=[c for c in wanted if c in available])
 
-    def file_column(name: str, target: pa.StructType) -> pa.StructArray:
-        if name not in table.column_names:
-            return empty(target)
-        column = table.column(name).combine_chunks()
-        column = column.filter(column.is_valid())
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        return conform(column, target)
+    def load() -> FileActions:
+        table = parquet.read(columns=[c for c in ("add", "remove") if c in available])
+        adds = _file_column(table, "add", A.ADD)
+        if "add" in table.column_names and "stats_parsed" in [f.name for f in table.schema.field("add").type]:
+            adds = _fill_stats_from_parsed(adds, table.column("add").combine_chunks())
+        return FileActions(adds, _file_column(table, "remove", A.REMOVE), empty(A.CDC))
 
-    adds = file_column("add", A.ADD)
-    if "add" in table.column_names and "stats_parsed" in [f.name for f in table.schema.field("add").type]:
-        adds = _fill_stats_from_parsed(adds, table.column("add").combine_chunks())
-    batch = ActionBatch(version, True, adds, file_column("remove", A.REMOVE), empty(A.CDC))
-    for name in _NON_FILE_COLUMNS:
-        if name not in table.column_names:
-            continue
+    batch = ActionBatch(version, True, load)
+    if file_actions_only:
+        return batch
+    table = parquet.read(columns=[c for c in _NON_FILE_COLUMNS if c in available])
+    for name in table.column_names:
         column = table.column(name)
         for value in column.filter(column.is_valid()).to_pylist():
             _apply_non_file_action(batch, name, _maps_to_dicts(value))
     return batch
+
+
+def _file_column(table: pa.Table, name: str, target: pa.StructType) -> pa.StructArray:
+    if name not in table.column_names:
+        return empty(target)
+    column = table.column(name).combine_chunks()
+    return conform(column.filter(column.is_valid()), target)
 
 
 def _stats_value(value: Any) -> Any:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import cached_property
 
 import pyarrow as pa
@@ -40,12 +43,58 @@ def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[Acti
     return batches
 
 
+class _ParsedLogCache:
+    """Parsed log files by (path, size, mtime): commits never change once written.
+
+    Successive snapshots of a table (every transaction takes one) then parse only the
+    commits that are new. Checkpoints hold the whole file state, so few are kept.
+    """
+
+    def __init__(self, max_commits: int = 512, max_checkpoints: int = 2) -> None:
+        self._limits = {False: max_commits, True: max_checkpoints}
+        self._entries: dict[bool, OrderedDict[tuple[str, int, int], list[ActionBatch]]] = {
+            False: OrderedDict(),
+            True: OrderedDict(),
+        }
+        self._lock = threading.Lock()
+
+    def get(self, file: LogFile, parse: Callable[[], list[ActionBatch]]) -> list[ActionBatch]:
+        key = (file.path, file.status.size, file.status.modification_time)
+        entries = self._entries[file.is_checkpoint]
+        with self._lock:
+            if key in entries:
+                entries.move_to_end(key)
+                return entries[key]
+        batches = parse()
+        with self._lock:
+            entries[key] = batches
+            while len(entries) > self._limits[file.is_checkpoint]:
+                entries.popitem(last=False)
+        return batches
+
+    def clear(self) -> None:
+        with self._lock:
+            for entries in self._entries.values():
+                entries.clear()
+
+
+_cache = _ParsedLogCache()
+
+
+def clear_log_cache() -> None:
+    """Forget parsed log files (benchmarks use it to measure cold loads)."""
+    _cache.clear()
+
+
 def load_batches(storage: Storage, segment: LogSegment) -> list[ActionBatch]:
     """Every batch of a segment, newest first."""
     log_dir = f"{segment.table_root}/{LOG_DIR}"
-    batches = [parse_json_actions(storage.read(d.path), d.end_version or d.version) for d in reversed(segment.deltas)]
+    batches: list[ActionBatch] = []
+    for delta in reversed(segment.deltas):
+        version = delta.end_version or delta.version
+        batches.extend(_cache.get(delta, lambda d=delta, v=version: [parse_json_actions(storage.read(d.path), v)]))
     for part in segment.checkpoint:
-        batches.extend(_read_checkpoint(storage, log_dir, part))
+        batches.extend(_cache.get(part, lambda p=part: _read_checkpoint(storage, log_dir, p)))
     return batches
 
 

@@ -57,8 +57,11 @@ class Table:
         The isolation level defaults to the table's ``delta.isolationLevel``, else
         WriteSerializable, as in delta-spark.
         """
-        if read_snapshot is None and self.exists():
-            read_snapshot = self.snapshot()
+        if read_snapshot is None:
+            try:
+                read_snapshot = self.snapshot()
+            except TableNotFoundError:
+                read_snapshot = None
         if isolation_level is None:
             configured = read_snapshot.configuration.get("delta.isolationLevel") if read_snapshot else None
             isolation_level = IsolationLevel(configured) if configured else IsolationLevel.WRITE_SERIALIZABLE
