@@ -230,7 +230,7 @@ class SparkdeltaWriter:
         )
 
     def remove(self, path: str) -> RemoveFile:
-        rows = self.live.pop(path)
+        self.live.pop(path)
         local = os.path.join(self.root, unquote(path))
         return RemoveFile(
             path,

@@ -7,7 +7,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, partial
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,7 +17,7 @@ from .errors import InvalidLogError
 from .log_files import LOG_DIR, SIDECAR_DIR, LogFile
 from .log_segment import LogSegment, build_log_segment
 from .parsing import ActionBatch, parse_json_actions, parse_parquet_actions
-from .protocol import check_protocol_valid, require_readable
+from .protocol import KERNEL_READER_FEATURES, check_protocol_valid, require_readable
 from .replay import FileState, reconcile
 from .schema import StructType
 from .storage import Storage
@@ -92,10 +92,14 @@ def load_batches(storage: Storage, segment: LogSegment) -> list[ActionBatch]:
     batches: list[ActionBatch] = []
     for delta in reversed(segment.deltas):
         version = delta.end_version or delta.version
-        batches.extend(_cache.get(delta, lambda d=delta, v=version: [parse_json_actions(storage.read(d.path), v)]))
+        batches.extend(_cache.get(delta, partial(_read_delta, storage, delta, version)))
     for part in segment.checkpoint:
-        batches.extend(_cache.get(part, lambda p=part: _read_checkpoint(storage, log_dir, p)))
+        batches.extend(_cache.get(part, partial(_read_checkpoint, storage, log_dir, part)))
     return batches
+
+
+def _read_delta(storage: Storage, delta: LogFile, version: int) -> list[ActionBatch]:
+    return [parse_json_actions(storage.read(delta.path), version)]
 
 
 class Snapshot:
@@ -147,10 +151,7 @@ class Snapshot:
     def require_readable(self, supported: frozenset[str] | None = None) -> None:
         """Refuse, naming the features, if the table needs reader features we lack."""
         table = f"{self.table_root} (version {self.version})"
-        if supported is None:
-            require_readable(self.protocol, table)
-        else:
-            require_readable(self.protocol, table, supported)
+        require_readable(self.protocol, table, KERNEL_READER_FEATURES if supported is None else supported)
 
     @property
     def schema(self) -> StructType:
