@@ -107,14 +107,15 @@ def test_in_commit_timestamps_are_written_and_used(tmp_path: Path) -> None:
 
 
 def test_checkpoint_layout_matches_delta_spark(tmp_path: Path) -> None:
-    table = create(tmp_path, {"delta.checkpointInterval": "2"})
+    protocol = Protocol(1, 7, None, frozenset({"domainMetadata", "appendOnly", "invariants"}))
+    table = create(tmp_path, {"delta.checkpointInterval": "2"}, protocol)
     append(table, "f1")
     tx = table.transaction()
     result = tx.commit(
         [
             AddFile("p=b/f2.parquet", {"p": "b"}, 7, 1, stats='{"numRecords":3}', tags={"INSERTION_TIME": "1"}),
             SetTransaction("app", 4, 5),
-            DomainMetadata("delta.clustering", '{"clusteringColumns":[]}'),
+            DomainMetadata("myapp.settings", '{"owner":"ops"}'),
         ],
         "WRITE",
     )
@@ -131,7 +132,7 @@ def test_checkpoint_layout_matches_delta_spark(tmp_path: Path) -> None:
     snapshot = table.snapshot()
     assert snapshot.segment.checkpoint_version == 2 and snapshot.segment.deltas == ()
     assert snapshot.app_transactions["app"].version == 4
-    assert set(snapshot.domain_metadata) == {"delta.clustering"}
+    assert set(snapshot.domain_metadata) == {"myapp.settings"}
 
 
 def test_tombstones_expire_from_checkpoints(tmp_path: Path) -> None:

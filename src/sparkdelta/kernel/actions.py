@@ -64,6 +64,9 @@ REMOVE = pa.struct(
     ]
 )
 
+# The spec's checkpoint remove struct carries neither stats nor tags.
+REMOVE_IN_CHECKPOINT = pa.struct([f for f in REMOVE if f.name not in ("stats", "tags")])
+
 CDC = pa.struct(
     [
         ("path", pa.string()),
@@ -106,7 +109,7 @@ CHECKPOINT_SCHEMA = pa.schema(
     [
         ("txn", TXN),
         ("add", ADD),
-        ("remove", REMOVE),
+        ("remove", REMOVE_IN_CHECKPOINT),
         ("metaData", METADATA),
         ("protocol", PROTOCOL),
         ("domainMetadata", DOMAIN_METADATA),
@@ -139,12 +142,14 @@ class Protocol:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        reader = self.reader_features if self.reader_features is not None or self.min_reader_version < 3 else frozenset()
+        writer = self.writer_features if self.writer_features is not None or self.min_writer_version < 7 else frozenset()
         return _drop_none(
             {
                 "minReaderVersion": self.min_reader_version,
                 "minWriterVersion": self.min_writer_version,
-                "readerFeatures": sorted(self.reader_features) if self.reader_features is not None else None,
-                "writerFeatures": sorted(self.writer_features) if self.writer_features is not None else None,
+                "readerFeatures": sorted(reader) if reader is not None else None,
+                "writerFeatures": sorted(writer) if writer is not None else None,
             }
         )
 

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import actions as A
-from .log_files import LAST_CHECKPOINT, LOG_DIR, LogFileKind, classic_checkpoint_name
+from .log_files import LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind, classic_checkpoint_name
 from .log_segment import list_log
 from .protocol import writer_features
 from .snapshot import Snapshot
@@ -58,8 +58,9 @@ def _small(schema: pa.Schema, column: str, items: list[dict]) -> pa.Table:
     return _rows(schema, column, pa.array(items, type=schema.field(column).type))
 
 
-def _file_rows(schema: pa.Schema, column: str, files: pa.Table, layout: pa.StructType) -> pa.Table:
-    values = pa.StructArray.from_arrays([c.combine_chunks() for c in files.columns], fields=list(layout))
+def _file_rows(schema: pa.Schema, column: str, files: pa.Table) -> pa.Table:
+    layout = schema.field(column).type
+    values = pa.StructArray.from_arrays([files.column(f.name).combine_chunks() for f in layout], fields=list(layout))
     return _rows(schema, column, values)
 
 
@@ -81,12 +82,12 @@ def checkpoint_table(snapshot: Snapshot, now_ms: int | None = None) -> pa.Table:
     if v2:
         parts.append(_small(schema, "checkpointMetadata", [{"version": snapshot.version, "tags": []}]))
     if snapshot.files.num_rows:
-        parts.append(_file_rows(schema, "add", snapshot.files, A.ADD))
+        parts.append(_file_rows(schema, "add", snapshot.files))
     tombstones = snapshot.tombstones
     if tombstones.num_rows:
         live = tombstones.filter(pc.greater(pc.fill_null(tombstones.column("deletionTimestamp"), 0), now_ms - retention))
         if live.num_rows:
-            parts.append(_file_rows(schema, "remove", live, A.REMOVE))
+            parts.append(_file_rows(schema, "remove", live))
     return pa.concat_tables(parts)
 
 
@@ -108,6 +109,16 @@ def write_checkpoint(storage: Storage, snapshot: Snapshot) -> dict:
     return hint
 
 
+def _monotonic_commit_times(files: list[LogFile]) -> dict[int, int]:
+    """Commit file times made strictly increasing, as time travel sees them."""
+    times: dict[int, int] = {}
+    previous = -1
+    for f in sorted((f for f in files if f.kind is LogFileKind.COMMIT), key=lambda f: f.version):
+        previous = max(f.status.modification_time, previous + 1)
+        times[f.version] = previous
+    return times
+
+
 def cleanup_expired_logs(storage: Storage, snapshot: Snapshot, now_ms: int | None = None) -> int:
     """Delete commits and checkpoints older than ``delta.logRetentionDuration``.
 
@@ -122,7 +133,7 @@ def cleanup_expired_logs(storage: Storage, snapshot: Snapshot, now_ms: int | Non
     cutoff = now_ms - retention
     log_dir = f"{snapshot.table_root}/{LOG_DIR}"
     files = [f for f in list_log(storage, log_dir) if f.version <= snapshot.version]
-    commit_times = {f.version: f.status.modification_time for f in files if f.kind is LogFileKind.COMMIT}
+    commit_times = _monotonic_commit_times(files)
     expired_checkpoints = [
         f.version
         for f in files

@@ -74,7 +74,8 @@ def check_winning_commit(
 
     winner_is_blind_append = bool((winner.commit_info or {}).get("isBlindAppend", False))
     adds = winner.adds
-    if len(adds) and (isolation is IsolationLevel.SERIALIZABLE or not winner_is_blind_append):
+    # Even blind appends matter when this transaction rewrites the metadata (e.g. repartitions).
+    if len(adds) and (isolation is IsolationLevel.SERIALIZABLE or not winner_is_blind_append or writes.changes_metadata):
         changed = adds.filter(pc.fill_null(adds.field("dataChange"), True))
         if len(changed) and _any_read(changed, reads, schema, partition_columns):
             sample = changed.field("path")[0].as_py()

@@ -11,7 +11,7 @@ support less (say, no column-mapping reads yet) and passes its own set to the ch
 from __future__ import annotations
 
 from .actions import Metadata, Protocol
-from .errors import UnsupportedFeatureError
+from .errors import InvalidTableOperationError, UnsupportedFeatureError
 
 # Features implied by legacy versions (PROTOCOL.md, "Table Features").
 LEGACY_WRITER_FEATURES: dict[int, frozenset[str]] = {
@@ -143,6 +143,37 @@ def _features_in_use(metadata: Metadata) -> frozenset[str]:
     if "delta.identity." in schema_json:
         used.add("identityColumns")
     return frozenset(used)
+
+
+def check_protocol_shape(protocol: Protocol, table: str) -> None:
+    """The spec's rules for a protocol action a writer may commit.
+
+    Missing feature lists at reader 3 / writer 7 are written as empty lists (``to_dict``).
+    """
+    problems = []
+    if protocol.min_reader_version == 3 and protocol.min_writer_version != 7:
+        problems.append("reader version 3 needs writer version 7")
+    if protocol.min_reader_version < 3 and protocol.reader_features:
+        problems.append("readerFeatures need reader version 3")
+    if protocol.min_writer_version < 7 and protocol.writer_features:
+        problems.append("writerFeatures need writer version 7")
+    only_read = (protocol.reader_features or frozenset()) - (protocol.writer_features or frozenset())
+    if only_read:
+        problems.append(f"reader features {', '.join(sorted(only_read))} must also be writer features")
+    if problems:
+        raise InvalidTableOperationError(f"{table}: invalid protocol ({_describe(protocol)}): {'; '.join(problems)}")
+
+
+def check_no_feature_removed(old: Protocol, new: Protocol, table: str) -> None:
+    """A protocol change may add features, never drop them (dropping has its own procedure)."""
+    dropped = (reader_features(old) - reader_features(new)) | (writer_features(old) - writer_features(new))
+    if new.min_reader_version < old.min_reader_version or new.min_writer_version < old.min_writer_version:
+        dropped |= {f"protocol version ({_describe(old)})"}
+    if dropped:
+        raise InvalidTableOperationError(
+            f"{table}: the new protocol ({_describe(new)}) drops {', '.join(sorted(dropped))}; "
+            "protocol changes may only add table features"
+        )
 
 
 def is_feature_enabled(protocol: Protocol, feature: str) -> bool:

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from .actions import DomainMetadata, Metadata, Protocol, SetTransaction
 from .errors import InvalidLogError
-from .log_files import LOG_DIR, SIDECAR_DIR, LogFile
+from .log_files import LOG_DIR, SIDECAR_DIR, LogFile, commit_name
 from .log_segment import LogSegment, build_log_segment
 from .parsing import ActionBatch, parse_json_actions, parse_parquet_actions
 from .protocol import KERNEL_READER_FEATURES, check_protocol_valid, require_readable
@@ -126,7 +126,7 @@ class Snapshot:
         self.app_transactions = _latest_app_transactions(batches)
         self.domain_metadata = _live_domains(batches)
         newest = batches[0] if batches else None
-        self.commit_info: dict | None = (
+        self._newest_commit_info = (
             newest.commit_info if newest and not newest.is_checkpoint and newest.version == self.version else None
         )
 
@@ -180,6 +180,17 @@ class Snapshot:
     def tombstones(self) -> pa.Table:
         """Removed files still remembered by the log (for VACUUM and checkpoints)."""
         return self._file_state.tombstones
+
+    @cached_property
+    def commit_info(self) -> dict | None:
+        """This version's commitInfo (read from its commit when a checkpoint or compaction covers it)."""
+        if self._newest_commit_info is not None:
+            return self._newest_commit_info
+        try:
+            data = self.storage.read(f"{self.table_root}/{LOG_DIR}/{commit_name(self.version)}")
+        except FileNotFoundError:
+            return None
+        return parse_json_actions(data, self.version).commit_info
 
     @property
     def timestamp(self) -> int:

@@ -77,27 +77,34 @@ class Table:
     def commit_timestamps(self) -> list[tuple[int, int]]:
         """(version, timestamp millis) of every commit still in the log, oldest first.
 
-        File modification times are made strictly increasing, as delta-spark does, and
-        replaced by ``inCommitTimestamp`` from the version that feature was enabled at.
+        File modification times are made strictly increasing, as delta-spark does; from
+        the version in-commit timestamps were enabled at, ``inCommitTimestamp`` is used.
         """
         commits = [(f.version, f.status.modification_time) for f in list_log(self.storage, self.log_dir) if f.kind is LogFileKind.COMMIT]
         if not commits:
             raise TableNotFoundError(f"{self.root} is not a Delta table: no commits in {self.log_dir}")
+        enablement = self._in_commit_timestamp_enablement()
+        ict_from = enablement[0] if enablement else None
         adjusted: list[tuple[int, int]] = []
+        previous = -1
         for version, ts in commits:
-            if adjusted and ts <= adjusted[-1][1]:
-                ts = adjusted[-1][1] + 1
+            if ict_from is not None and version >= ict_from:
+                ts = self._in_commit_timestamp(version)
+            else:
+                ts = max(ts, previous + 1)
+            previous = ts
             adjusted.append((version, ts))
-        ict_from = self._in_commit_timestamp_start()
-        if ict_from is not None:
-            adjusted = [(v, self._in_commit_timestamp(v) if v >= ict_from else ts) for v, ts in adjusted]
         return adjusted
 
-    def _in_commit_timestamp_start(self) -> int | None:
+    def _in_commit_timestamp_enablement(self) -> tuple[int, int] | None:
+        """(version, timestamp) from which commits carry in-commit timestamps, if they do."""
         latest = self.snapshot()
         if not latest.in_commit_timestamps_enabled:
             return None
-        return int(latest.configuration.get("delta.inCommitTimestampEnablementVersion", "0"))
+        config = latest.configuration
+        version = int(config.get("delta.inCommitTimestampEnablementVersion", "0"))
+        timestamp = config.get("delta.inCommitTimestampEnablementTimestamp")
+        return version, int(timestamp) if timestamp is not None else self._in_commit_timestamp(version)
 
     def _in_commit_timestamp(self, version: int) -> int:
         info = self.read_commit_info(version)
@@ -114,9 +121,22 @@ class Table:
         return {}
 
     def version_at_timestamp(self, timestamp: datetime | str | int) -> int:
-        """The last version committed at or before ``timestamp`` (as delta-spark resolves it)."""
+        """The last version committed at or before ``timestamp`` (as delta-spark resolves it).
+
+        With in-commit timestamps, a timestamp at or after their enablement is looked up
+        only among the versions that carry them, and an earlier one only among the others.
+        """
         millis = to_millis(timestamp)
-        timeline = self.commit_timestamps()
+        full_timeline = timeline = self.commit_timestamps()
+        enablement = self._in_commit_timestamp_enablement()
+        last_segment = True
+        if enablement is not None:
+            ict_version, ict_timestamp = enablement
+            if millis >= ict_timestamp:
+                timeline = [(v, t) for v, t in timeline if v >= ict_version] or timeline
+            else:
+                timeline = [(v, t) for v, t in timeline if v < ict_version] or timeline
+                last_segment = not any(v < ict_version for v, _ in full_timeline)
         times = [ts for _, ts in timeline]
         position = bisect_right(times, millis)
         if position == 0:
@@ -125,7 +145,7 @@ class Table:
                 f"{self.root}: timestamp {timestamp} is before the earliest available version "
                 f"{timeline[0][0]} ({first.isoformat()})"
             )
-        if position == len(times) and millis > times[-1]:
+        if last_segment and position == len(times) and millis > times[-1]:
             last = datetime.fromtimestamp(times[-1] / 1000, timezone.utc)
             raise VersionNotFoundError(
                 f"{self.root}: timestamp {timestamp} is after the latest version {timeline[-1][0]} "

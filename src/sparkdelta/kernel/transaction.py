@@ -14,7 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -40,7 +40,14 @@ from .errors import (
 )
 from .log_files import commit_name
 from .parsing import parse_json_actions
-from .protocol import is_feature_enabled, require_writable
+from .log_segment import list_log
+from .protocol import (
+    check_no_feature_removed,
+    check_protocol_shape,
+    is_feature_enabled,
+    require_writable,
+    writer_features,
+)
 from .replay import canonical_paths
 from .snapshot import Snapshot
 from .storage import Storage
@@ -113,8 +120,15 @@ class Transaction:
             raise InvalidTableOperationError(
                 f"{self.table_root}: the first commit of a table must contain protocol and metaData actions"
             )
+        if self.read_snapshot is not None:
+            require_writable(self.read_snapshot.protocol, self.read_snapshot.metadata, self.table_root)
         require_writable(effective_protocol, effective_metadata, self.table_root)
+        if protocol is not None:
+            check_protocol_shape(protocol, self.table_root)
+            if self.read_snapshot is not None:
+                check_no_feature_removed(self.read_snapshot.protocol, protocol, self.table_root)
         self._check_append_only(actions, effective_metadata)
+        self._check_domains(actions, effective_protocol)
 
         removes = [a for a in actions if isinstance(a, RemoveFile)]
         adds = [a for a in actions if isinstance(a, AddFile)]
@@ -136,9 +150,12 @@ class Transaction:
             changes_metadata=metadata is not None,
             changes_protocol=protocol is not None,
         )
-        ict_enabled = (
-            effective_metadata.configuration.get("delta.enableInCommitTimestamps", "false").lower() == "true"
-            and is_feature_enabled(effective_protocol, "inCommitTimestamp")
+        ict_enabled = _ict_enabled(effective_metadata) and is_feature_enabled(effective_protocol, "inCommitTimestamp")
+        ict_newly_enabled = (
+            ict_enabled
+            and metadata is not None
+            and self.read_snapshot is not None
+            and not _ict_enabled(self.read_snapshot.metadata)
         )
         info: dict[str, Any] = {
             "timestamp": 0,
@@ -152,16 +169,24 @@ class Transaction:
         }
         if user_metadata is not None:
             info["userMetadata"] = user_metadata
-        body = "".join(action_line(a) + "\n" for a in actions)
-
         attempt_version = self.read_version + 1
         for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
+            self._ensure_log_continues(attempt_version)
             now = int(time.time() * 1000)
             info["timestamp"] = now
             if attempt_version > 0:
                 info["readVersion"] = self.read_version
+            attempt_actions = list(actions)
             if ict_enabled:
                 info["inCommitTimestamp"] = max(now, self._previous_commit_timestamp(attempt_version) + 1)
+            if ict_newly_enabled and metadata is not None:
+                enablement = {
+                    "delta.inCommitTimestampEnablementVersion": str(attempt_version),
+                    "delta.inCommitTimestampEnablementTimestamp": str(info["inCommitTimestamp"]),
+                }
+                enabled = replace(metadata, configuration={**metadata.configuration, **enablement})
+                attempt_actions = [enabled if a is metadata else a for a in actions]
+            body = "".join(action_line(a) + "\n" for a in attempt_actions)
             data = (_commit_info_line(info) + "\n" + body).encode()
             try:
                 self.storage.put_if_absent(f"{self.table_root}/_delta_log/{commit_name(attempt_version)}", data)
@@ -173,6 +198,39 @@ class Transaction:
         raise ConcurrentWriteException(
             f"{self.table_root}: gave up after {MAX_COMMIT_ATTEMPTS} attempts to commit against concurrent writers"
         )
+
+    def _ensure_log_continues(self, version: int) -> None:
+        """Refuse to write ``version`` where the log no longer leads up to it.
+
+        Log cleanup may have removed the versions this transaction read; writing there
+        would create a commit no reader replays.
+        """
+        if version == 0:
+            if list_log(self.storage, f"{self.table_root}/_delta_log"):
+                raise ProtocolChangedException(
+                    f"{self.table_root}: the table was created concurrently; retry the operation"
+                )
+            return
+        if not self.storage.exists(f"{self.table_root}/_delta_log/{commit_name(version - 1)}"):
+            raise ConcurrentWriteException(
+                f"{self.table_root}: version {version - 1}, which this transaction builds on, is no longer in the "
+                "log (it was cleaned up after newer checkpoints); retry the operation on a fresh snapshot"
+            )
+
+    def _check_domains(self, actions: Sequence[Action], protocol: Protocol) -> None:
+        domains = [a for a in actions if isinstance(a, DomainMetadata)]
+        if not domains:
+            return
+        if "domainMetadata" not in writer_features(protocol):
+            raise InvalidTableOperationError(
+                f"{self.table_root}: domain metadata needs the domainMetadata table feature in writerFeatures"
+            )
+        system = sorted(d.domain for d in domains if d.domain.startswith("delta."))
+        if system:
+            raise InvalidTableOperationError(
+                f"{self.table_root}: cannot write system-controlled domain {system[0]} (domains named delta.* "
+                "belong to Delta features this library does not manage)"
+            )
 
     def _check_append_only(self, actions: Sequence[Action], metadata: Metadata) -> None:
         if metadata.configuration.get("delta.appendOnly", "false").lower() != "true":
@@ -228,6 +286,10 @@ class Transaction:
         except Exception as exc:  # a checkpoint is an optimization; the commit stands
             log.warning("%s: checkpoint at version %d failed: %s", self.table_root, version, exc)
             return False
+
+
+def _ict_enabled(metadata: Metadata) -> bool:
+    return metadata.configuration.get("delta.enableInCommitTimestamps", "false").lower() == "true"
 
 
 def _param(value: Any) -> Any:

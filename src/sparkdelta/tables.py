@@ -1,0 +1,145 @@
+"""``DeltaTable``: the delta-spark Python API (``from delta.tables import DeltaTable``)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from .kernel import Table, TableNotFoundError
+from .kernel.errors import DeltaError
+from .kernel.protocol import reader_features, writer_features
+from .spark.read import read_snapshot
+
+HISTORY_SCHEMA = StructType(
+    [
+        StructField("version", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("userId", StringType()),
+        StructField("userName", StringType()),
+        StructField("operation", StringType()),
+        StructField("operationParameters", MapType(StringType(), StringType())),
+        StructField("job", MapType(StringType(), StringType())),
+        StructField("notebook", MapType(StringType(), StringType())),
+        StructField("clusterId", StringType()),
+        StructField("readVersion", LongType()),
+        StructField("isolationLevel", StringType()),
+        StructField("isBlindAppend", BooleanType()),
+        StructField("operationMetrics", MapType(StringType(), StringType())),
+        StructField("userMetadata", StringType()),
+        StructField("engineInfo", StringType()),
+    ]
+)
+
+
+def _string_map(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
+
+
+class DeltaTable:
+    """A Delta table, addressed by path."""
+
+    def __init__(self, spark: SparkSession, path: str) -> None:
+        self._spark = spark
+        self._table = Table(path)
+        if not self._table.exists():
+            raise TableNotFoundError(f"{self._table.root} is not a Delta table")
+
+    @classmethod
+    def forPath(cls, sparkSession: SparkSession, path: str) -> "DeltaTable":
+        return cls(sparkSession, path)
+
+    @classmethod
+    def isDeltaTable(cls, sparkSession: SparkSession, identifier: str) -> bool:
+        try:
+            return Table(identifier).exists()
+        except (DeltaError, NotImplementedError, OSError):
+            return False
+
+    def toDF(self) -> DataFrame:
+        return read_snapshot(self._spark, self._table.snapshot())
+
+    def history(self, limit: int | None = None) -> DataFrame:
+        """The table's commits, newest first, with delta-spark's history columns."""
+        rows = []
+        for record in self._table.history(limit):
+            info = record.commit_info
+            rows.append(
+                (
+                    record.version,
+                    datetime.fromtimestamp(record.timestamp / 1000, timezone.utc),
+                    info.get("userId"),
+                    info.get("userName"),
+                    info.get("operation"),
+                    _string_map(info.get("operationParameters")),
+                    _string_map(info.get("job")),
+                    _string_map(info.get("notebook")),
+                    info.get("clusterId"),
+                    info.get("readVersion"),
+                    info.get("isolationLevel"),
+                    info.get("isBlindAppend"),
+                    _string_map(info.get("operationMetrics")),
+                    info.get("userMetadata"),
+                    info.get("engineInfo"),
+                )
+            )
+        return self._spark.createDataFrame(rows, HISTORY_SCHEMA)
+
+    def detail(self) -> DataFrame:
+        """One row describing the table, as ``DESCRIBE DETAIL``."""
+        snapshot = self._table.snapshot()
+        metadata = snapshot.metadata
+
+        def ts(millis: int | None) -> datetime | None:
+            return datetime.fromtimestamp(millis / 1000, timezone.utc) if millis is not None else None
+
+        schema = StructType(
+            [
+                StructField("format", StringType()),
+                StructField("id", StringType()),
+                StructField("name", StringType()),
+                StructField("description", StringType()),
+                StructField("location", StringType()),
+                StructField("createdAt", TimestampType()),
+                StructField("lastModified", TimestampType()),
+                StructField("partitionColumns", ArrayType(StringType())),
+                StructField("numFiles", LongType()),
+                StructField("sizeInBytes", LongType()),
+                StructField("properties", MapType(StringType(), StringType())),
+                StructField("minReaderVersion", LongType()),
+                StructField("minWriterVersion", LongType()),
+                StructField("tableFeatures", ArrayType(StringType())),
+            ]
+        )
+        features = sorted(reader_features(snapshot.protocol) | writer_features(snapshot.protocol))
+        row = (
+            "delta",
+            metadata.id,
+            metadata.name,
+            metadata.description,
+            f"file:{snapshot.table_root}",
+            ts(metadata.created_time),
+            ts(snapshot.timestamp),
+            list(metadata.partition_columns),
+            snapshot.num_files,
+            snapshot.size_in_bytes,
+            dict(metadata.configuration),
+            snapshot.protocol.min_reader_version,
+            snapshot.protocol.min_writer_version,
+            features,
+        )
+        return self._spark.createDataFrame([row], schema)

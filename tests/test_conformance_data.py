@@ -1,0 +1,363 @@
+"""Data reads against the reference tables: our Spark rows must match delta-rs's.
+
+For every table and version where delta-rs read the data (``rows`` in
+``expected/manifest.json``), ``read_snapshot`` must return the same columns, with the
+same types, holding the same multiset of rows as ``expected/<table>/vN.parquet``: order
+is not meaningful. Values are compared after normalization: timestamps as UTC instants
+(microseconds; ``timestamp`` and ``timestamp_ntz`` are kept apart), decimals exactly,
+floats with NaN equal to NaN, structs field by field, maps as unordered sets of entries.
+
+Until the engine implements a reader feature, the right answer is a refusal that names
+it (``UnsupportedFeatureError``), never wrong rows: a refusal passes only if every
+feature it names is a reader feature the snapshot's protocol really lists. Refusals are
+counted and listed in the terminal summary.
+
+Where delta-rs could not read a version (``error`` in the manifest), delta-rs is not
+always right (see shared/conformance/README.md), so we decide per cause:
+
+- some active data file is missing, or too small to be Parquet (tables written for log
+  replay tests, or vacuumed): the read must fail with Spark's own error naming that file
+  (``[PATH_NOT_FOUND]`` at ``load``; "not a Parquet file" at the first action), never
+  return partial rows or crash in our code;
+- otherwise (delta-rs lacks a reader feature, or mis-parses a decimal partition value)
+  we must refuse by name, or read rows that agree with an independent oracle: another
+  version or table holding the same data that delta-rs did read, rows written out from
+  the reference suites (DeltaTableReadsSuite) and the log's own statistics, or at least
+  the row count that the ``add`` actions' ``numRecords`` statistics add up to.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
+
+from sparkdelta.kernel import Table, UnsupportedFeatureError
+from sparkdelta.kernel.errors import DeltaError
+from sparkdelta.spark.paths import absolute_path
+from sparkdelta.spark.read import read_snapshot
+
+from oracles import conformance_root, load_manifest
+
+MANIFEST = load_manifest()
+
+
+def _versions(predicate: Any) -> list[tuple[str, int]]:
+    return [
+        (name, int(version))
+        for name, table in sorted(MANIFEST.items())
+        if "error" not in table
+        for version, expected in sorted(table["versions"].items(), key=lambda kv: int(kv[0]))
+        if predicate(expected)
+    ]
+
+
+DATA_CASES = _versions(lambda e: "rows" in e)
+UNREAD_CASES = _versions(lambda e: "rows" not in e and "error" in e)
+
+# What a refusal named, per case, for the terminal summary.
+REFUSALS: dict[str, str] = {}
+
+
+class _RefusalSummary:
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not REFUSALS:
+            return
+        terminalreporter.section(f"conformance data: {len(REFUSALS)} version(s) refused by feature name")
+        by_reason: dict[str, list[str]] = {}
+        for case, reason in sorted(REFUSALS.items()):
+            by_reason.setdefault(reason, []).append(case)
+        for reason, cases in sorted(by_reason.items()):
+            terminalreporter.write_line(f"{reason}: {len(cases)} version(s): {', '.join(cases)}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_refusals(request: pytest.FixtureRequest) -> None:
+    manager = request.config.pluginmanager
+    if not manager.has_plugin("sparkdelta-conformance-data-refusals"):
+        manager.register(_RefusalSummary(), "sparkdelta-conformance-data-refusals")
+
+
+def _path(name: str) -> str:
+    return str(conformance_root() / "tables" / name)
+
+
+def _expected(name: str, version: int) -> pa.Table:
+    return pq.read_table(conformance_root() / "expected" / name / f"v{version}.parquet")
+
+
+# ---------------------------------------------------------------------------------------
+# Normalization: Arrow tables from either reader to comparable, hashable rows.
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_MICRO = dt.timedelta(microseconds=1)
+
+
+def _type_signature(t: pa.DataType) -> str:
+    """The Delta-level type an Arrow type carries (ignoring string/list widths and units)."""
+    if pa.types.is_dictionary(t):
+        return _type_signature(t.value_type)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
+        return "binary"
+    if pa.types.is_timestamp(t):
+        return "timestamp" if t.tz is not None else "timestamp_ntz"
+    if pa.types.is_map(t):
+        return f"map<{_type_signature(t.key_type)},{_type_signature(t.item_type)}>"
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_fixed_size_list(t):
+        return f"array<{_type_signature(t.value_type)}>"
+    if pa.types.is_struct(t):
+        return "struct<" + ",".join(f"{f.name}:{_type_signature(f.type)}" for f in t) + ">"
+    return str(t)
+
+
+def _micros(value: Any) -> int:
+    """Microseconds since the epoch: UTC for aware datetimes, wall clock for naive ones."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    return (value - _EPOCH) // _MICRO
+
+
+def _value(value: Any, t: pa.DataType) -> Any:
+    """A hashable, exactly comparable form of one Python value of Arrow type ``t``."""
+    if value is None:
+        return None
+    if pa.types.is_dictionary(t):
+        return _value(value, t.value_type)
+    if pa.types.is_timestamp(t):
+        return ("timestamp" if t.tz is not None else "timestamp_ntz", _micros(value))
+    if pa.types.is_floating(t):
+        return "NaN" if math.isnan(value) else value + 0.0  # -0.0 == 0.0 already
+    if pa.types.is_decimal(t):
+        return Decimal(value)
+    if pa.types.is_map(t):
+        entries = [(_value(k, t.key_type), _value(v, t.item_type)) for k, v in value]
+        return ("map", tuple(sorted(entries, key=repr)))
+    if pa.types.is_struct(t):
+        return tuple((f.name, _value(value[f.name], f.type)) for f in t)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_fixed_size_list(t):
+        return tuple(_value(v, t.value_type) for v in value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    return value
+
+
+def _column(column: pa.ChunkedArray) -> list[Any]:
+    t = column.type
+    # Fast paths for big flat columns (a million decimals in parquet-decimal-dictionaries).
+    if pa.types.is_decimal(t):
+        return [None if v is None else Decimal(v) for v in pc.cast(column, pa.string()).to_pylist()]
+    if pa.types.is_timestamp(t):
+        kind = "timestamp" if t.tz is not None else "timestamp_ntz"
+        micros = pc.cast(column, pa.timestamp("us", t.tz), safe=False).cast(pa.int64())
+        return [None if v is None else (kind, v) for v in micros.to_pylist()]
+    if pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_boolean(t):
+        return column.to_pylist()
+    return [_value(v, t) for v in column.to_pylist()]
+
+
+def _rows(table: pa.Table) -> Counter:
+    return Counter(zip(*[_column(c) for c in table.columns])) if table.num_columns else Counter({(): table.num_rows})
+
+
+def _assert_same_rows(ours: pa.Table, expected: pa.Table, what: str) -> None:
+    assert ours.column_names == expected.column_names, f"{what}: column names differ"
+    our_types = {f.name: _type_signature(f.type) for f in ours.schema}
+    expected_types = {f.name: _type_signature(f.type) for f in expected.schema}
+    assert our_types == expected_types, f"{what}: column types differ"
+    assert ours.num_rows == expected.num_rows, f"{what}: row counts differ"
+    mine, theirs = _rows(ours), _rows(expected)
+    if mine != theirs:
+        extra, missing = mine - theirs, theirs - mine
+        pytest.fail(
+            f"{what}: {sum(extra.values())} row(s) only in ours, {sum(missing.values())} only in the oracle\n"
+            f"only ours (first 5): {list(extra.items())[:5]}\nonly oracle (first 5): {list(missing.items())[:5]}"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Reading, and what a refusal must look like.
+
+
+def _assert_refusal_names_real_features(error: UnsupportedFeatureError, snapshot: Any, case: str) -> None:
+    listed = set(snapshot.protocol.reader_features or ())
+    named = set(error.features)
+    assert named, f"{case}: refusal names no feature: {error}"
+    assert named <= listed, f"{case}: refusal names {sorted(named - listed)}, not in the protocol's {sorted(listed)}"
+    for feature in named:
+        assert feature in str(error), f"{case}: message does not name {feature}: {error}"
+    REFUSALS[case] = "refused: " + ", ".join(sorted(named))
+
+
+def _read(spark: Any, name: str, version: int) -> tuple[Any, pa.Table | None]:
+    """(snapshot, rows), or (snapshot, None) after checking a refusal by feature name."""
+    snapshot = Table(_path(name)).snapshot(version)
+    assert snapshot.version == version
+    try:
+        frame = read_snapshot(spark, snapshot)
+    except UnsupportedFeatureError as error:
+        _assert_refusal_names_real_features(error, snapshot, f"{name}@v{version}")
+        return snapshot, None
+    return snapshot, frame.toArrow()
+
+
+@pytest.mark.parametrize(("name", "version"), DATA_CASES, ids=[f"{n}@v{v}" for n, v in DATA_CASES])
+def test_rows_match_delta_rs(spark: Any, name: str, version: int) -> None:
+    recorded = MANIFEST[name]["versions"][str(version)]
+    expected = _expected(name, version)
+    assert expected.num_rows == recorded["rows"] and expected.column_names == recorded["columns"]
+    _, ours = _read(spark, name, version)
+    if ours is None:
+        return  # refused, by the name of a feature the protocol lists
+    assert ours.num_rows == recorded["rows"]
+    _assert_same_rows(ours, expected, f"{name}@v{version}")
+
+
+# ---------------------------------------------------------------------------------------
+# Versions delta-rs could not read.
+
+
+def _same_data_as(name: str, version: int) -> tuple[str, int] | None:
+    """A version of the same table delta-rs did read, with the same files and schema."""
+    versions = MANIFEST[name]["versions"]
+    this = versions[str(version)]
+    for other, recorded in versions.items():
+        if "rows" in recorded and recorded["files"] == this["files"] and recorded["schema"] == this["schema"]:
+            return name, int(other)
+    return None
+
+
+# The same rows under another table's name: these tables only add column mapping.
+SAME_DATA = {
+    "data-reader-timestamp_ntz-id-mode": "data-reader-timestamp_ntz",
+    "data-reader-timestamp_ntz-name-mode": "data-reader-timestamp_ntz",
+}
+
+
+def _decimal_table_rows() -> pa.Table:
+    # DeltaTableReadsSuite "basic decimal table": each file holds one row; the values
+    # are also the files' min/max statistics in the log. delta-rs fails to parse the
+    # partition value "-2342342.23423".
+    d = Decimal
+    return pa.table(
+        {
+            "part": pa.array([d("-2342342.23423"), d("0.00004"), d("234.00000"), d("2342222.23454")], pa.decimal128(12, 5)),
+            "col1": pa.array([d("-999.99"), d("0.00"), d("1.00"), d("111.11")], pa.decimal128(5, 2)),
+            "col2": pa.array([d("-99999.99999"), d("0.00000"), d("2.00000"), d("22222.22222")], pa.decimal128(10, 5)),
+            "col3": pa.array(
+                [d("-9999999999.9999999999"), d("0E-10"), d("3.0000000000"), d("3333333333.3333333333")],
+                pa.decimal128(20, 10),
+            ),
+        }
+    )
+
+
+def _type_widening_rows() -> pa.Table:
+    # DeltaTableReadsSuite / TypeWideningSuite "type-widening": the row written before
+    # widening, read with the widened types (float 3.4f widens exactly, to 3.4000000953674316),
+    # and the row written after it. Values are also in each file's log statistics.
+    d = Decimal
+    rows = [
+        (1, 2, float(pa.scalar(3.4, pa.float32()).as_py()), 5.0, 6.0, 7.0, d("123.45"), d("67.89000"),
+         d("1.0"), d("2.0"), d("3.0"), d("4.0"), dt.datetime(2024, 9, 9)),
+        (2**63 - 1, 2**63 - 1, 1.234567890123, 1.234567890123, 1.234567890123, 1.234567890123,
+         d("12345678901234.56"), d("12345678901.23456"), d("123.4"), d("12345.6"), d("1234567890.1"),
+         d("123456789012345678.9"), dt.datetime(2024, 9, 9, 12, 34, 56, 123456)),
+    ]  # fmt: skip
+    schema = pa.schema(
+        [
+            ("byte_long", pa.int64()), ("int_long", pa.int64()), ("float_double", pa.float64()),
+            ("byte_double", pa.float64()), ("short_double", pa.float64()), ("int_double", pa.float64()),
+            ("decimal_decimal_same_scale", pa.decimal128(20, 2)), ("decimal_decimal_greater_scale", pa.decimal128(20, 5)),
+            ("byte_decimal", pa.decimal128(11, 1)), ("short_decimal", pa.decimal128(11, 1)),
+            ("int_decimal", pa.decimal128(11, 1)), ("long_decimal", pa.decimal128(21, 1)),
+            ("date_timestamp_ntz", pa.timestamp("us")),
+        ]
+    )  # fmt: skip
+    return pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema)
+
+
+def _type_widening_nested_rows() -> pa.Table:
+    # The same table family, widening int -> long inside a struct, a map and an array.
+    schema = pa.schema(
+        [
+            ("struct", pa.struct([("a", pa.int64())])),
+            ("map", pa.map_(pa.int64(), pa.int64())),
+            ("array", pa.list_(pa.int64())),
+        ]
+    )
+    big = 2**63 - 1
+    rows = [
+        {"struct": {"a": 1}, "map": [(2, 3)], "array": [4, 5]},
+        {"struct": {"a": big}, "map": [(big, big)], "array": [big, -big - 1]},
+    ]
+    return pa.Table.from_pylist(rows, schema)
+
+
+HAND_WRITTEN = {
+    ("basic-decimal-table", 0): _decimal_table_rows,
+    ("basic-decimal-table-legacy", 0): _decimal_table_rows,
+    ("type-widening", 2): _type_widening_rows,
+    ("type-widening-nested", 2): _type_widening_nested_rows,
+}
+
+
+def _broken_files(snapshot: Any) -> list[str]:
+    """Active files that are missing, or too small to hold a Parquet footer."""
+    paths = [absolute_path(snapshot.table_root, p) for p in snapshot.files.column("path").to_pylist()]
+    return [p for p in paths if not os.path.isfile(p) or os.path.getsize(p) < 12]
+
+
+def _stats_row_count(snapshot: Any) -> int | None:
+    total = 0
+    for stats in snapshot.files.column("stats").to_pylist():
+        if not stats or "numRecords" not in json.loads(stats):
+            return None
+        total += json.loads(stats)["numRecords"]
+    return total
+
+
+@pytest.mark.parametrize(("name", "version"), UNREAD_CASES, ids=[f"{n}@v{v}" for n, v in UNREAD_CASES])
+def test_versions_delta_rs_could_not_read(spark: Any, name: str, version: int) -> None:
+    snapshot = Table(_path(name)).snapshot(version)
+    broken = _broken_files(snapshot)
+    if broken:
+        # The log names data files that are not there (or are not Parquet): Spark's own
+        # error must say which, before any rows are returned.
+        with pytest.raises((PySparkException, Py4JJavaError, DeltaError)) as raised:
+            try:
+                read_snapshot(spark, snapshot).toArrow()
+            except UnsupportedFeatureError as error:
+                _assert_refusal_names_real_features(error, snapshot, f"{name}@v{version}")
+                raise
+        if not isinstance(raised.value, UnsupportedFeatureError):
+            assert any(os.path.basename(p) in str(raised.value) for p in broken), str(raised.value)[:500]
+        return
+
+    _, ours = _read(spark, name, version)
+    if ours is None:
+        return
+    counted = _stats_row_count(snapshot)
+    if counted is not None:
+        assert ours.num_rows == counted, "rows read differ from the log's numRecords statistics"
+    oracle = _same_data_as(name, version)
+    if oracle is None and name in SAME_DATA and "rows" in MANIFEST[SAME_DATA[name]]["versions"].get(str(version), {}):
+        oracle = SAME_DATA[name], version
+    if oracle is not None:
+        _assert_same_rows(ours, _expected(*oracle), f"{name}@v{version} vs delta-rs's {oracle[0]}@v{oracle[1]}")
+    elif (name, version) in HAND_WRITTEN:
+        _assert_same_rows(ours, HAND_WRITTEN[name, version](), f"{name}@v{version} vs the reference suite")
+    else:
+        assert counted is not None, "no oracle at all for this version: add one"

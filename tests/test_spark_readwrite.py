@@ -1,0 +1,199 @@
+"""format("delta") reads and writes through PySpark, checked against delta-rs and the log."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import deltalake
+import pyarrow as pa
+import pytest
+from pyspark.sql import Row
+from pyspark.sql import functions as F
+
+from sparkdelta.kernel import Table
+from sparkdelta.spark.write import DeltaAnalysisException
+from sparkdelta.tables import DeltaTable
+
+ALL_TYPES = (
+    "b boolean, i8 tinyint, i16 smallint, i32 int, i64 bigint, f32 float, f64 double, "
+    "dec decimal(12,3), s string, bin binary, d date, ts timestamp, ntz timestamp_ntz, "
+    "st struct<x: int, y: struct<z: string>>, arr array<int>, m map<string, int>, p string"
+)
+PARTITIONS = ["a b", "x=y", "p/q", "100%", "ünï", None, "#?&"]
+
+
+def _row(i: int) -> tuple:
+    return (
+        i % 2 == 0, i % 100, i * 7, i, i * 1_000_000_007, i / 3.0, i / 7.0, Decimal(f"{i}.125"), f"s{i}" * (i % 3),
+        bytes([i % 256]), dt.date(2024, 1, 1) + dt.timedelta(days=i), dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone.utc)
+        + dt.timedelta(seconds=i * 3601, microseconds=i), dt.datetime(2024, 2, 1) + dt.timedelta(minutes=i),
+        (i, (f"z{i}",)), [i, i + 1], {f"k{i}": i}, PARTITIONS[i % len(PARTITIONS)],
+    )
+
+
+def _rows(n: int, start: int = 0) -> list[tuple]:
+    return [_row(i) for i in range(start, start + n)]
+
+
+def _sorted(rows: list[Row]) -> list[tuple]:
+    return sorted((tuple(r) for r in rows), key=repr)
+
+
+def test_all_types_round_trip_partitioned_and_delta_rs_reads_them(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "types")
+    df = spark.createDataFrame(_rows(30), ALL_TYPES)
+    df.write.format("delta").partitionBy("p").save(path)
+    back = spark.read.format("delta").load(path)
+    assert back.schema.simpleString() == df.schema.simpleString()
+    assert _sorted(back.collect()) == _sorted(df.collect())
+
+    theirs = deltalake.DeltaTable(path).to_pyarrow_table()
+    assert theirs.num_rows == 30
+    ours = {r["i32"]: r for r in back.collect()}
+    for row in theirs.to_pylist():
+        mine = ours[row["i32"]]
+        assert row["p"] == mine["p"] and row["s"] == mine["s"] and row["dec"] == mine["dec"]
+        assert row["d"] == mine["d"] and row["ntz"] == mine["ntz"]
+        assert row["ts"].astimezone(dt.timezone.utc) == mine["ts"].astimezone(dt.timezone.utc)
+        assert row["st"] == {"x": mine["st"]["x"], "y": {"z": mine["st"]["y"]["z"]}}
+        assert row["arr"] == mine["arr"] and dict(row["m"]) == mine["m"]
+
+
+def test_tables_written_by_delta_rs_read_identically(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "rs")
+    data = pa.table(
+        {
+            "id": pa.array(range(12), pa.int64()),
+            "p": pa.array(["a b", None, "x=y", "ü"] * 3),
+            "d": pa.array([dt.date(2024, 1, i + 1) for i in range(12)]),
+            "v": pa.array([1.5, None] * 6),
+        }
+    )
+    deltalake.write_deltalake(path, data, partition_by=["p", "d"])
+    deltalake.write_deltalake(path, data.slice(0, 4), mode="append", partition_by=["p", "d"])
+    deltalake.DeltaTable(path).delete("id = 3")
+    ours = spark.read.format("delta").load(path)
+    expected = deltalake.DeltaTable(path).to_pyarrow_table().to_pylist()
+    assert sorted((r.id, r.p, r.d, r.v) for r in ours.collect()) == sorted(
+        (r["id"], r["p"], r["d"], r["v"]) for r in expected
+    )
+    assert spark.read.format("delta").option("versionAsOf", 0).load(path).count() == 12
+
+
+def test_default_mode_refuses_an_existing_table_and_ignore_does_nothing(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    df = spark.range(5)
+    df.write.format("delta").save(path)
+    with pytest.raises(DeltaAnalysisException, match="already exists"):
+        df.write.format("delta").save(path)
+    df.write.format("delta").mode("ignore").save(path)
+    assert Table(path).latest_version() == 0
+
+
+def test_append_and_overwrite_with_time_travel(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.range(0, 5).write.format("delta").save(path)
+    spark.range(5, 8).write.format("delta").mode("append").save(path)
+    spark.range(100, 102).write.format("delta").mode("overwrite").save(path)
+    assert sorted(r.id for r in spark.read.format("delta").load(path).collect()) == [100, 101]
+    assert spark.read.format("delta").option("versionAsOf", 1).load(path).count() == 8
+    snapshot = Table(path).snapshot()
+    assert all(p.endswith(".snappy.parquet") and p.startswith("part-") for p in snapshot.file_paths())
+    info = Table(path).read_commit_info(2)
+    assert info["operationParameters"]["mode"] == "Overwrite"
+    assert int(info["operationMetrics"]["numOutputRows"]) == 2 and int(info["operationMetrics"]["numRemovedFiles"]) >= 1
+    v1_time = Table(path).commit_timestamps()[1][1]
+    at_v1 = dt.datetime.fromtimestamp(v1_time / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    assert spark.read.format("delta").option("timestampAsOf", at_v1).load(path).count() == 8
+
+
+def test_schema_mismatch_is_refused_with_the_columns_named_and_nothing_committed(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.createDataFrame([(1, "a")], "id long, name string").write.format("delta").save(path)
+    with pytest.raises(DeltaAnalysisException, match="extra int") as raised:
+        spark.createDataFrame([(2, "b", 3)], "id long, name string, extra int").write.format("delta").mode("append").save(path)
+    assert "mergeSchema" in str(raised.value)
+    with pytest.raises(DeltaAnalysisException, match="Column name: the table has string, the data has int"):
+        spark.createDataFrame([(2, 3)], "id long, name int").write.format("delta").mode("append").save(path)
+    assert Table(path).latest_version() == 0
+    assert [p.name for p in Path(path).glob("*.parquet")] == Table(path).snapshot().file_paths()
+
+
+def test_merge_schema_adds_columns_at_the_end(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.createDataFrame([(1, "a")], "id long, name string").write.format("delta").save(path)
+    more = spark.createDataFrame([("b", 2, 2.5)], "name string, id long, CongestionSurcharge double")
+    more.write.format("delta").mode("append").option("mergeSchema", "true").save(path)
+    back = spark.read.format("delta").load(path)
+    assert back.columns == ["id", "name", "CongestionSurcharge"]
+    assert _sorted(back.collect()) == _sorted([Row(1, "a", None), Row(2, "b", 2.5)])
+    assert deltalake.DeltaTable(path).to_pyarrow_table().column_names == ["id", "name", "CongestionSurcharge"]
+
+
+def test_overwrite_schema_changes_columns_and_partitioning(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.createDataFrame([(1, "a")], "id long, name string").write.format("delta").save(path)
+    new = spark.createDataFrame([(1.5, 7)], "amount double, VendorId int")
+    with pytest.raises(DeltaAnalysisException, match="partition columns"):
+        new.write.format("delta").mode("overwrite").partitionBy("VendorId").save(path)
+    new.write.format("delta").mode("overwrite").partitionBy("VendorId").option("overwriteSchema", "true").save(path)
+    snapshot = Table(path).snapshot()
+    assert snapshot.partition_columns == ("VendorId",) and snapshot.schema.names == ["amount", "VendorId"]
+    assert [tuple(r) for r in spark.read.format("delta").load(path).collect()] == [(1.5, 7)]
+
+
+def test_idempotent_writes_with_txn_app_id(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    df = spark.range(3)
+    for _ in range(2):
+        df.write.format("delta").mode("append").option("txnAppId", "job-1").option("txnVersion", 1).save(path)
+    df.write.format("delta").mode("append").option("txnAppId", "job-1").option("txnVersion", 2).save(path)
+    assert spark.read.format("delta").load(path).count() == 6
+    assert Table(path).snapshot().app_transactions["job-1"].version == 2
+    assert deltalake.DeltaTable(path).transaction_version("job-1") == 2
+
+
+def test_user_metadata_and_data_change_are_recorded(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.range(3).write.format("delta").option("userMetadata", "nightly load").save(path)
+    spark.range(3).write.format("delta").mode("overwrite").option("dataChange", "false").save(path)
+    assert Table(path).read_commit_info(0)["userMetadata"] == "nightly load"
+    lines = [json.loads(line) for line in (Path(path) / "_delta_log" / f"{1:020d}.json").read_text().splitlines()]
+    file_actions = [a.get("add") or a.get("remove") for a in lines if "add" in a or "remove" in a]
+    assert file_actions and all(action["dataChange"] is False for action in file_actions)
+
+
+def test_stats_match_the_data(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    long_text = "x" * 40
+    df = spark.createDataFrame(
+        [(1, "b", long_text, (5, "q"), dt.date(2024, 1, 2)), (7, None, "a", (None, "r"), dt.date(2024, 3, 4))],
+        "id int, s string, t string, st struct<n: int, w: string>, d date",
+    ).coalesce(1)
+    df.write.format("delta").save(path)
+    (stats,) = [json.loads(s) for s in Table(path).snapshot().files.column("stats").to_pylist()]
+    assert stats["numRecords"] == 2
+    assert stats["minValues"]["id"] == 1 and stats["maxValues"]["id"] == 7
+    assert stats["nullCount"] == {"id": 0, "s": 1, "t": 0, "st": {"n": 1, "w": 0}, "d": 0}
+    assert stats["minValues"]["st"] == {"n": 5, "w": "q"} and stats["maxValues"]["d"] == "2024-03-04"
+    assert stats["minValues"]["t"] == "a" and stats["maxValues"]["t"] == "x" * 32 + "\uffff"
+    rs = pa.table(deltalake.DeltaTable(path).get_add_actions(flatten=True)).to_pylist()[0]
+    assert rs["num_records"] == 2 and rs["min.id"] == 1 and rs["max.id"] == 7
+
+
+def test_delta_table_api(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.range(4).withColumn("p", F.col("id") % 2).write.format("delta").partitionBy("p").save(path)
+    spark.range(4, 6).withColumn("p", F.col("id") % 2).write.format("delta").mode("append").save(path)
+    table = DeltaTable.forPath(spark, path)
+    assert sorted(r.id for r in table.toDF().collect()) == list(range(6))
+    history = table.history().collect()
+    assert [h.version for h in history] == [1, 0] and [h.operation for h in history] == ["WRITE", "WRITE"]
+    assert history[0].operationParameters["mode"] == "Append" and history[0].readVersion == 0
+    assert len(table.history(1).collect()) == 1
+    (detail,) = table.detail().collect()
+    assert (detail.format, detail.partitionColumns, detail.numFiles) == ("delta", ["p"], Table(path).snapshot().num_files)
+    assert DeltaTable.isDeltaTable(spark, path) and not DeltaTable.isDeltaTable(spark, str(tmp_path))
