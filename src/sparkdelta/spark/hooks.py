@@ -59,7 +59,7 @@ def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
         state = _state(self)
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, schema, **options)
-        from .read import load as load_delta
+        from .scan import load as load_delta
 
         if not isinstance(path, str):
             raise ValueError("format('delta').load() needs one table path")
@@ -102,7 +102,9 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
 
 
 def install() -> None:
-    """Wrap the reader and writer once per process."""
+    """Wrap the reader, the writer and ``DataFrame.filter`` once per process."""
+    from .scan import filter_with_pruning
+
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     for cls in (DataFrameReader, DataFrameWriter):
@@ -112,5 +114,10 @@ def install() -> None:
     DataFrameWriter.mode = _recording(DataFrameWriter.mode, _record_mode)  # type: ignore[method-assign]
     DataFrameWriter.partitionBy = _recording(DataFrameWriter.partitionBy, _record_partition_by)  # type: ignore[method-assign]
     DataFrameReader.load = _reader_load(DataFrameReader.load)  # type: ignore[method-assign]
+    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+
+    pruning_filter = filter_with_pruning(ClassicDataFrame.filter)
+    ClassicDataFrame.filter = pruning_filter  # type: ignore[method-assign]
+    ClassicDataFrame.where = pruning_filter  # type: ignore[method-assign]
     DataFrameWriter.save = _writer_save(DataFrameWriter.save)  # type: ignore[method-assign]
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]

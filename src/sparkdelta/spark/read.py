@@ -59,8 +59,8 @@ def _strip_metadata(data_type: StructType) -> StructType:
     return StructType([StructField(f.name, f.dataType, f.nullable) for f in data_type.fields])
 
 
-def read_snapshot(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
-    """All rows of ``snapshot``: data columns from Parquet, partition columns from the log."""
+def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | None = None) -> DataFrame:
+    """Rows of ``snapshot`` (only of ``files``, when given): data from Parquet, partition values from the log."""
     snapshot.require_readable(ENGINE_READER_FEATURES)
     schema = spark_schema(snapshot)
     partition_names = {c.lower() for c in snapshot.partition_columns}
@@ -68,14 +68,17 @@ def read_snapshot(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
     mapped = _column_mapping_mode(snapshot) != "none"
     read_fields = [_physical(StructType([f])).fields[0] if mapped else f for f in data_fields]
 
-    files = snapshot.files
+    files = snapshot.files if files is None else files
     if files.num_rows == 0:
         return spark.createDataFrame([], _strip_metadata(schema))
     root = snapshot.table_root
     local_paths = [absolute_path(root, p) for p in files.column("path").to_pylist()]
     data = spark.read.schema(StructType(read_fields)).parquet(*[hadoop_path(p) for p in local_paths])
+    # Renaming nested physical names needs a cast; otherwise the scan already has the table's types.
     columns: dict[str, Column] = {
-        logical.name: F.col(f"`{physical.name}`").cast(logical.dataType).alias(logical.name)
+        logical.name: (F.col(f"`{physical.name}`").cast(logical.dataType) if mapped else F.col(f"`{physical.name}`")).alias(
+            logical.name
+        )
         for logical, physical in zip(data_fields, read_fields)
     }
     if snapshot.partition_columns:

@@ -1,0 +1,137 @@
+"""Spark filters (SQL text or Columns) as kernel skipping predicates.
+
+The Catalyst expression behind a Column is walked through py4j. Only shapes the kernel
+can reason about are translated; anything else becomes "unknown", which keeps files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from pyspark.sql import Column, SparkSession
+from pyspark.sql.types import StructType
+
+from ..kernel import skipping as S
+
+_COMPARISONS = {
+    "EqualTo": "=",
+    "EqualNullSafe": "=",
+    "LessThan": "<",
+    "LessThanOrEqual": "<=",
+    "GreaterThan": ">",
+    "GreaterThanOrEqual": ">=",
+}
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _name(expr: Any) -> str:
+    return str(expr.getClass().getSimpleName())
+
+
+def _children(expr: Any) -> list[Any]:
+    children = expr.children()
+    return [children.apply(i) for i in range(children.size())]
+
+
+_NUMERIC = {"byte", "short", "integer", "long", "float", "double"}
+
+
+def _column(expr: Any) -> S.Column | None:
+    name = _name(expr)
+    if name == "AttributeReference":
+        return S.Column((str(expr.name()),))
+    if name == "GetStructField":
+        (child,) = _children(expr)
+        parent = _column(child)
+        return None if parent is None else S.Column((*parent.path, str(expr.extractFieldName())))
+    if name == "Cast":
+        # Widening numeric casts the analyzer adds (int column vs bigint literal) keep order.
+        (child,) = _children(expr)
+        source, target = str(child.dataType().typeName()), str(expr.dataType().typeName())
+        if source in _NUMERIC and target in _NUMERIC:
+            return _column(child)
+    return None
+
+
+def _literal(expr: Any) -> S.Literal | None:
+    if _name(expr) == "Cast":
+        (child,) = _children(expr)
+        return _literal(child)
+    if _name(expr) != "Literal":
+        return None
+    value = expr.value()
+    type_name = str(expr.dataType().typeName())
+    if value is None:
+        return None
+    if type_name == "string":
+        return S.Literal(str(value.toString()))
+    if type_name == "date":
+        return S.Literal(dt.date(1970, 1, 1) + dt.timedelta(days=int(value)))
+    if type_name == "timestamp":
+        return S.Literal(_EPOCH + dt.timedelta(microseconds=int(value)))
+    if type_name == "timestamp_ntz":
+        return S.Literal(dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=int(value)))
+    if type_name.startswith("decimal"):
+        return S.Literal(Decimal(str(value.toString())))
+    if isinstance(value, (bool, int, float)):
+        return S.Literal(value)
+    return None
+
+
+def to_predicate(expr: Any) -> S.Predicate | None:
+    """A kernel predicate for a Catalyst expression, or ``None`` when none is sound."""
+    name = _name(expr)
+    children = _children(expr)
+    if name in ("And", "Or"):
+        left, right = (to_predicate(c) for c in children)
+        if name == "Or":
+            return None if left is None or right is None else S.Or(left, right)
+        if left is None or right is None:
+            return left or right
+        return S.And(left, right)
+    if name == "Not":
+        inner = to_predicate(children[0])
+        return None if inner is None else S.Not(inner)
+    if name in _COMPARISONS:
+        left, right = children
+        column, literal = _column(left), _literal(right)
+        op = _COMPARISONS[name]
+        if column is None:
+            column, literal, op = _column(right), _literal(left), S.flip(op)
+        if column is None or literal is None:
+            return None
+        return S.Compare(op, column, literal)
+    if name in ("In", "InSet"):
+        column = _column(children[0])
+        values = [_literal(c) for c in children[1:]]
+        if column is None or not values or any(v is None for v in values):
+            return None
+        return S.In(column, tuple(v for v in values if v is not None))
+    if name in ("IsNull", "IsNotNull"):
+        column = _column(children[0])
+        return None if column is None else S.IsNull(column, negated=(name == "IsNotNull"))
+    if name in ("Like", "StartsWith"):
+        column, pattern = _column(children[0]), _literal(children[1])
+        if column is None or pattern is None or not isinstance(pattern.value, str):
+            return None
+        prefix = pattern.value
+        if name == "Like":
+            if not prefix.endswith("%") or any(ch in prefix[:-1] for ch in "%_\\"):
+                return None
+            prefix = prefix[:-1]
+        return S.StartsWith(column, prefix)
+    return None
+
+
+def condition_predicate(spark: SparkSession, schema: StructType, condition: str | Column) -> S.Predicate | None:
+    """Translate a ``filter``/``where`` argument, resolved against ``schema``."""
+    try:
+        probe = spark.createDataFrame([], schema).filter(condition)
+        plan = probe._jdf.queryExecution().analyzed()
+        if _name(plan) != "Filter":
+            return None
+        return to_predicate(plan.condition())
+    except Exception:  # a shape py4j cannot walk: no skipping, never wrong rows
+        return None

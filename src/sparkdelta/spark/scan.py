@@ -1,0 +1,88 @@
+"""Delta scans that prune files: partition pruning and data skipping on ``filter``/``where``.
+
+A DataFrame read from a Delta table remembers its snapshot and the predicates applied to
+it. Filtering it again re-plans the scan over only the files the kernel cannot rule out,
+then applies the filter as usual, so results never change, only the files read.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, SparkSession
+
+from ..kernel import Snapshot, Table
+from ..kernel import skipping as S
+from .predicates import condition_predicate
+from .read import _strip_metadata, read_snapshot, spark_schema
+
+log = logging.getLogger(__name__)
+
+SCAN_ATTRIBUTE = "_sparkdelta_scan"
+
+
+@dataclass
+class ScanInfo:
+    """What a Delta DataFrame reads: its snapshot, the filters so far, and the files kept."""
+
+    snapshot: Snapshot
+    conditions: list[str | Column] = field(default_factory=list)
+    files_total: int = 0
+    files_read: int = 0
+
+    @property
+    def files_pruned(self) -> int:
+        return self.files_total - self.files_read
+
+
+def scan(spark: SparkSession, snapshot: Snapshot, conditions: list[str | Column] | None = None) -> DataFrame:
+    """Rows of ``snapshot`` matching every condition, reading only files that may match."""
+    conditions = list(conditions or [])
+    files = snapshot.files
+    schema = _strip_metadata(spark_schema(snapshot))
+    predicates = [p for p in (condition_predicate(spark, schema, c) for c in conditions) if p is not None]
+    if predicates and files.num_rows:
+        evaluator = S.SkippingEvaluator(files, snapshot.schema, snapshot.partition_columns)
+        keep = evaluator.keep(predicates[0])
+        for predicate in predicates[1:]:
+            keep = pc.and_(keep, evaluator.keep(predicate))
+        files = files.filter(keep)
+    df = read_snapshot(spark, snapshot, files)
+    for condition in conditions:
+        df = df.filter(condition)
+    info = ScanInfo(snapshot, conditions, snapshot.num_files, files.num_rows)
+    setattr(df, SCAN_ATTRIBUTE, info)
+    if conditions:
+        log.info("%s: read %d of %d files (%d pruned)", snapshot.table_root, info.files_read, info.files_total, info.files_pruned)
+    return df
+
+
+def load(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
+    """``spark.read.format("delta").load(path)``, honouring ``versionAsOf`` / ``timestampAsOf``."""
+    version = options.get("versionasof")
+    timestamp = options.get("timestampasof")
+    if version is not None and timestamp is not None:
+        raise ValueError(f"{path}: give versionAsOf or timestampAsOf, not both")
+    snapshot = Table(path).snapshot(version=int(version) if version is not None else None, timestamp=timestamp)
+    return scan(spark, snapshot)
+
+
+def scan_info(df: DataFrame) -> ScanInfo | None:
+    """The Delta scan behind ``df``, if it is a (filtered) Delta read."""
+    return getattr(df, SCAN_ATTRIBUTE, None)
+
+
+def filter_with_pruning(original: Any) -> Any:
+    """Wrap ``DataFrame.filter`` so filters on a Delta read prune its files."""
+
+    def filter(self: DataFrame, condition: str | Column) -> DataFrame:
+        info = scan_info(self)
+        if info is None:
+            return original(self, condition)
+        return scan(self.sparkSession, info.snapshot, [*info.conditions, condition])
+
+    filter.__doc__ = original.__doc__
+    return filter
