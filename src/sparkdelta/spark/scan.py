@@ -17,7 +17,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from ..kernel import Snapshot, Table
 from ..kernel import skipping as S
 from .predicates import condition_predicate
-from .read import _strip_metadata, read_snapshot, spark_schema
+from .read import without_field_metadata, read_snapshot, spark_schema
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def scan(spark: SparkSession, snapshot: Snapshot, conditions: list[str | Column]
     """Rows of ``snapshot`` matching every condition, reading only files that may match."""
     conditions = list(conditions or [])
     files = snapshot.files
-    schema = _strip_metadata(spark_schema(snapshot))
+    schema = without_field_metadata(spark_schema(snapshot))
     predicates = [p for p in (condition_predicate(spark, schema, c) for c in conditions) if p is not None]
     if predicates and files.num_rows:
         evaluator = S.SkippingEvaluator(files, snapshot.schema, snapshot.partition_columns)

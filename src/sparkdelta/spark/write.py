@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
@@ -25,6 +26,8 @@ from pyspark.sql.types import StructField, StructType
 from ..kernel import AddFile, Metadata, Protocol, RemoveFile, SetTransaction, Snapshot, Table, TableNotFoundError
 from ..kernel.errors import DeltaError
 from ..kernel.schema import parse_schema
+from .constraints import Constraint, enforce, table_constraints, violation
+from .overwrite import files_in_partitions, files_to_replace
 from .paths import absolute_path, log_path
 from .stats import file_stats
 
@@ -175,6 +178,21 @@ def _write_files(df: DataFrame, root: str, partition_columns: list[str], configu
     return adds
 
 
+def _dynamic_partition_overwrite(df: DataFrame, options: dict[str, Any]) -> bool:
+    mode = options.get("partitionoverwritemode") or df.sparkSession.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+    return str(mode).lower() == "dynamic"
+
+
+def _removes(files: pa.Table, data_change: bool) -> list[RemoveFile]:
+    now = int(time.time() * 1000)
+    return [
+        RemoveFile(p, now, data_change, extended_file_metadata=True, partition_values=dict(pv), size=s)
+        for p, s, pv in zip(
+            files.column("path").to_pylist(), files.column("size").to_pylist(), files.column("partitionValues").to_pylist()
+        )
+    ]
+
+
 def _num_records(add: AddFile) -> int:
     return int(json.loads(add.stats)["numRecords"]) if add.stats else 0
 
@@ -250,20 +268,40 @@ def write_dataframe(
 
     configuration = next((a.configuration for a in actions if isinstance(a, Metadata)), snapshot.configuration if snapshot else {})
     data_change = not (str(options.get("datachange", "true")).lower() == "false")
-    adds = _write_files(_aligned(df, schema, partition_columns), table.root, partition_columns, configuration, data_change)
+    replace_where = options.get("replacewhere") if mode_name == "Overwrite" and snapshot is not None else None
+    dynamic = mode_name == "Overwrite" and snapshot is not None and _dynamic_partition_overwrite(df, options)
+    if dynamic and not partition_columns:
+        raise DeltaAnalysisException(f"{where}: dynamic partition overwrite needs a partitioned table")
+    if dynamic and replace_where:
+        raise DeltaAnalysisException(f"{where}: replaceWhere cannot be combined with dynamic partition overwrite")
+
+    transaction = table.transaction(read_snapshot=snapshot)
+    data = _aligned(df, schema, partition_columns)
+    checks = table_constraints(schema, configuration)
+    replaced: pa.Table | None = None
+    if replace_where:
+        checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
+        replaced, kept_rows = files_to_replace(df.sparkSession, snapshot, replace_where)
+        transaction.mark_files_read(replaced.column("path").to_pylist())
+        if kept_rows is not None:
+            data = enforce(data, checks).unionByName(enforce(kept_rows, table_constraints(schema, configuration)))
+            checks = []
+    try:
+        adds = _write_files(enforce(data, checks), table.root, partition_columns, configuration, data_change)
+    except Exception as exc:
+        raise violation(exc, where) or exc
 
     removes: list[RemoveFile] = []
-    transaction = table.transaction(read_snapshot=snapshot)
     if snapshot is not None and mode_name == "Overwrite":
-        now = int(time.time() * 1000)
-        paths = snapshot.files.column("path").to_pylist()
-        sizes = snapshot.files.column("size").to_pylist()
-        partitions = snapshot.files.column("partitionValues").to_pylist()
-        removes = [
-            RemoveFile(p, now, data_change, extended_file_metadata=True, partition_values=dict(pv), size=s)
-            for p, s, pv in zip(paths, sizes, partitions)
-        ]
-        transaction.mark_read_whole_table()
+        targets = snapshot.files
+        if replaced is not None:
+            targets = replaced
+        elif dynamic:
+            targets = files_in_partitions(snapshot, [a.partition_values for a in adds])
+            transaction.mark_files_read(targets.column("path").to_pylist())
+        else:
+            transaction.mark_read_whole_table()
+        removes = _removes(targets, data_change)
     if app_id is not None:
         actions.append(SetTransaction(str(app_id), int(app_version), int(time.time() * 1000)))
         transaction.mark_app_transaction_read(str(app_id))

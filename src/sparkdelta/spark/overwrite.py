@@ -1,0 +1,59 @@
+"""Which files a partial overwrite replaces: ``replaceWhere`` and dynamic partition overwrite."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.utils import AnalysisException
+
+from ..kernel import Snapshot
+from ..kernel import skipping as S
+from ..kernel.partitions import typed_partition_values
+from .predicates import condition_predicate
+from .read import read_snapshot, spark_schema, without_field_metadata
+
+_PATH = "__sparkdelta_path"
+
+
+def _partition_frame(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
+    """One row per file: its path and typed partition values."""
+    files = snapshot.files
+    values = typed_partition_values(files.column("partitionValues").combine_chunks(), snapshot.schema, snapshot.partition_columns)
+    return spark.createDataFrame(values.append_column(_PATH, files.column("path")))
+
+
+def _may_match(spark: SparkSession, snapshot: Snapshot, predicate: str) -> pa.Table:
+    """Files data skipping cannot rule out for ``predicate``."""
+    parsed = condition_predicate(spark, without_field_metadata(spark_schema(snapshot)), predicate)
+    if parsed is None:
+        return snapshot.files
+    evaluator = S.SkippingEvaluator(snapshot.files, snapshot.schema, snapshot.partition_columns)
+    return snapshot.files.filter(evaluator.keep(parsed))
+
+
+def files_to_replace(spark: SparkSession, snapshot: Snapshot, predicate: str) -> tuple[pa.Table, DataFrame | None]:
+    """The files ``replaceWhere`` removes, and the rows of theirs to keep (None if none).
+
+    A predicate on partition columns selects whole files exactly. A predicate on data
+    columns deletes the matching rows, as delta-spark does: every file that may hold one
+    (after data skipping) is rewritten without them.
+    """
+    if snapshot.partition_columns:
+        try:
+            matching = _partition_frame(spark, snapshot).where(predicate).select(_PATH).collect()
+        except AnalysisException:
+            matching = None
+        if matching is not None:
+            paths = pa.array([r[0] for r in matching], pa.string())
+            return snapshot.files.filter(pc.is_in(snapshot.files.column("path"), value_set=paths)), None
+    candidates = _may_match(spark, snapshot, predicate)
+    kept = read_snapshot(spark, snapshot, candidates).where(f"NOT ({predicate}) OR ({predicate}) IS NULL")
+    return candidates, kept
+
+
+def files_in_partitions(snapshot: Snapshot, partitions: list[dict[str, str | None]]) -> pa.Table:
+    """Files whose partition values equal one of ``partitions`` (dynamic partition overwrite)."""
+    wanted = {tuple(sorted(p.items())) for p in partitions}
+    current = [tuple(sorted(dict(v).items())) for v in snapshot.files.column("partitionValues").to_pylist()]
+    return snapshot.files.filter(pa.array([c in wanted for c in current], pa.bool_()))
