@@ -264,3 +264,13 @@ def test_check_and_not_null_constraints_are_enforced_with_the_row_shown(spark, t
         spark.createDataFrame([(None,)], "id int").write.format("delta").mode("append").save(strict)
     spark.createDataFrame([(3,)], "id int").write.format("delta").mode("append").save(strict)
     assert [r.id for r in spark.read.format("delta").load(strict).collect()] == [3]
+
+
+def test_session_defaults_become_properties_of_new_tables(spark, tmp_path: Path) -> None:
+    key = "spark.databricks.delta.properties.defaults.checkpointInterval"
+    spark.conf.set(key, "3")
+    try:
+        spark.range(2).write.format("delta").save(str(tmp_path / "t"))
+    finally:
+        spark.conf.unset(key)
+    assert Table(str(tmp_path / "t")).snapshot().configuration == {"delta.checkpointInterval": "3"}

@@ -59,9 +59,8 @@ def _session_default(df: DataFrame, key: str) -> bool:
 def _table_defaults(df: DataFrame) -> dict[str, str]:
     """``spark.databricks.delta.properties.defaults.*`` settings, as table properties."""
     prefix = "spark.databricks.delta.properties.defaults."
-    conf = df.sparkSession.sparkContext.getConf().getAll()
-    runtime = {k: v for k, v in conf if k.startswith(prefix)}
-    return {"delta." + k[len(prefix):]: v for k, v in runtime.items()}
+    settings = df.sparkSession.conf.getAll
+    return {"delta." + k[len(prefix):]: v for k, v in settings.items() if k.startswith(prefix)}
 
 
 def delta_schema_json(schema: StructType) -> str:
