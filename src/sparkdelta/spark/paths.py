@@ -8,32 +8,67 @@ exactly that spelling.
 
 from __future__ import annotations
 
+import posixpath
+import re
+import unicodedata
 from urllib.parse import unquote, urlparse
 
 # java.net.URI leaves these unescaped in a path (unreserved, punct, '/', '@');
-# other ASCII characters are percent-encoded, non-ASCII characters are kept.
+# other ASCII characters are percent-encoded.
 _URI_PATH_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-!.~'()*,;:$&+=/@")
+
+
+def _java_uri_keeps(c: str) -> bool:
+    """Whether ``java.net.URI`` keeps ``c`` literally in a path.
+
+    Non-ASCII characters are kept ("other" characters) unless Java calls them space
+    characters (``Character.isSpaceChar``: categories Zs, Zl, Zp, e.g. U+00A0, U+3000)
+    or ISO controls (U+0080..U+009F): those are percent-encoded as UTF-8.
+    """
+    if c in _URI_PATH_SAFE:
+        return True
+    code = ord(c)
+    if code < 0x80:
+        return False
+    return not (code <= 0x9F or unicodedata.category(c) in ("Zs", "Zl", "Zp"))
+
+
+def _normalize(path: str) -> str:
+    """What ``org.apache.hadoop.fs.Path`` makes of an absolute path: repeated slashes
+    collapsed, ``.`` and ``..`` segments resolved lexically (``URI.normalize``)."""
+    path = re.sub("/{2,}", "/", path)
+    return posixpath.normpath(path) if path.startswith("/") else path
 
 
 def absolute_path(table_root: str, log_path: str) -> str:
     """The decoded absolute path of a file named in the log."""
     parsed = urlparse(log_path)
     if parsed.scheme == "file":
-        return unquote(parsed.path)
+        return _normalize(unquote(parsed.path))
     if parsed.scheme:
         raise NotImplementedError(f"file {log_path!r} is on another file system; only local tables are supported")
     decoded = unquote(log_path)
-    return decoded if decoded.startswith("/") else f"{table_root}/{decoded}"
+    return _normalize(decoded if decoded.startswith("/") else f"{table_root}/{decoded}")
 
 
 def spark_file_uri(path: str) -> str:
-    """``new org.apache.hadoop.fs.Path(path).toUri().toString()`` for a local absolute path."""
-    encoded = "".join(c if c in _URI_PATH_SAFE or ord(c) > 127 else "".join(f"%{b:02X}" for b in c.encode()) for c in path)
+    """``new org.apache.hadoop.fs.Path(path).toUri().toString()`` for a local absolute path.
+
+    This is how Spark reports ``_metadata.file_path`` for a file read through
+    ``hadoop_path(path)``; for a relative path, the encoding delta-spark logs.
+    """
+    path = _normalize(path)
+    encoded = "".join(c if _java_uri_keeps(c) else "".join(f"%{b:02X}" for b in c.encode()) for c in path)
     return f"file:{encoded}"
 
 
 def hadoop_path(path: str) -> str:
-    """A string Spark's readers accept for a local absolute path (no URI decoding happens)."""
+    """A string Spark's readers accept for a local absolute path (no URI decoding happens).
+
+    Hadoop still treats ``{}[]?*\\`` as glob syntax: read with ``__globPaths__`` off
+    (and ``recursiveFileLookup`` on, without which Spark then reads some files several
+    times), as ``read.py`` does.
+    """
     return f"file://{path}"
 
 

@@ -1,10 +1,13 @@
 """Reading a Delta snapshot as a Spark DataFrame with Spark's native Parquet reader.
 
 The kernel names the files; Spark scans them directly (column pruning, vectorized
-decoding, row-group skipping). Partition values come from the log: when the table is
-partitioned, each row's file (``_metadata.file_path``) is joined to a small broadcast
-table of typed partition values. Column-mapped tables are read by physical name and
-renamed to the logical schema.
+decoding, row-group skipping), with glob expansion off: the names are literal, and
+partition values may hold ``[``, ``{``, ``*``, ``?`` or ``\\``. Partition values come
+from the log: when the table is partitioned, each row's file (``_metadata.file_path``)
+is joined to a small broadcast table of typed partition values. The join is an outer one
+that fails loudly if a file's path, as Spark spells it, matches no entry, so a path
+spelling mismatch can never drop rows silently. Column-mapped tables are read by
+physical name and renamed to the logical schema.
 """
 
 from __future__ import annotations
@@ -26,6 +29,16 @@ ENGINE_READER_FEATURES = frozenset(
 )
 
 _FILE_KEY = "__sparkdelta_file"
+_MATCHED = "__sparkdelta_matched"
+# Take the kernel's paths literally: DataSource's internal option turns glob expansion off
+# (a "[" in a path fails, "*" or "?" could match other files). With it alone, Spark 4 reads
+# some files several times once any path holds a glob character; recursiveFileLookup
+# (a no-op for file paths) avoids that, and Hive partition inference on "p=v" directories.
+_NO_GLOB = {"__globPaths__": "false", "recursiveFileLookup": "true"}
+
+
+def _col(name: str) -> Column:
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def spark_schema(snapshot: Snapshot) -> StructType:
@@ -55,7 +68,7 @@ def _physical(data_type: DataType) -> DataType:
     return data_type
 
 
-def _strip_metadata(data_type: StructType) -> StructType:
+def without_field_metadata(data_type: StructType) -> StructType:
     return StructType([StructField(f.name, f.dataType, f.nullable) for f in data_type.fields])
 
 
@@ -70,15 +83,13 @@ def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | Non
 
     files = snapshot.files if files is None else files
     if files.num_rows == 0:
-        return spark.createDataFrame([], _strip_metadata(schema))
+        return spark.createDataFrame([], without_field_metadata(schema))
     root = snapshot.table_root
     local_paths = [absolute_path(root, p) for p in files.column("path").to_pylist()]
-    data = spark.read.schema(StructType(read_fields)).parquet(*[hadoop_path(p) for p in local_paths])
+    data = spark.read.options(**_NO_GLOB).schema(StructType(read_fields)).parquet(*[hadoop_path(p) for p in local_paths])
     # Renaming nested physical names needs a cast; otherwise the scan already has the table's types.
     columns: dict[str, Column] = {
-        logical.name: (F.col(f"`{physical.name}`").cast(logical.dataType) if mapped else F.col(f"`{physical.name}`")).alias(
-            logical.name
-        )
+        logical.name: (_col(physical.name).cast(logical.dataType) if mapped else _col(physical.name)).alias(logical.name)
         for logical, physical in zip(data_fields, read_fields)
     }
     if snapshot.partition_columns:
@@ -87,12 +98,20 @@ def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | Non
         lookup = spark.createDataFrame(values.append_column(_FILE_KEY, keys))
         lookup = lookup.select(
             F.col(_FILE_KEY),
-            *[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in schema.fields if f.name.lower() in partition_names],
+            F.lit(True).alias(_MATCHED),
+            *[_col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields if f.name.lower() in partition_names],
         )
-        data = data.withColumn(_FILE_KEY, F.col("_metadata.file_path")).join(F.broadcast(lookup), _FILE_KEY)
+        data = data.withColumn(_FILE_KEY, F.col("_metadata.file_path")).join(F.broadcast(lookup), _FILE_KEY, "left")
+        unmatched = F.raise_error(
+            F.concat(
+                F.lit("sparkdelta: Spark read data file "),
+                F.col(_FILE_KEY),
+                F.lit(f", which matches no file of {root} version {snapshot.version} in the log: its partition values are unknown"),
+            )
+        )
         for f in schema.fields:
             if f.name.lower() in partition_names:
-                columns[f.name] = F.col(f"`{f.name}`")
+                columns[f.name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name)
     return data.select(*[columns[f.name] for f in schema.fields])
 
 
