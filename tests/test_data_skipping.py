@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from sparkdelta.kernel import Table
 from sparkdelta.kernel import skipping as S
 from sparkdelta.spark.scan import scan_info
 

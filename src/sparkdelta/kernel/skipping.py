@@ -281,12 +281,13 @@ class SkippingEvaluator:
                     return None
                 result = one if result is None else pc.or_kleene(pc.fill_null(result, True), pc.fill_null(one, True))
             return result
+        assert isinstance(predicate, (Compare, IsNull, StartsWith))
         column = predicate.column
         if column.path[0].lower() in self.partition_columns and len(column.path) == 1:
             return self._partition(predicate)
         return self._data(predicate)
 
-    def _partition(self, predicate: Predicate) -> Any:
+    def _partition(self, predicate: Compare | IsNull | StartsWith) -> Any:
         name = self.partition_columns[predicate.column.path[0].lower()]
         values = self.partitions.column(self.schema.field(name).name)
         try:
@@ -301,7 +302,7 @@ class SkippingEvaluator:
             return None
         return None
 
-    def _data(self, predicate: Predicate) -> Any:
+    def _data(self, predicate: Compare | IsNull | StartsWith) -> Any:
         path = predicate.column.path
         if isinstance(predicate, IsNull):
             nulls = self.stats.null_count(path)

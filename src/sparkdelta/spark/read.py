@@ -68,6 +68,12 @@ def _physical(data_type: DataType) -> DataType:
     return data_type
 
 
+def _physical_field(field: StructField) -> StructField:
+    renamed = _physical(StructType([field]))
+    assert isinstance(renamed, StructType)
+    return renamed.fields[0]
+
+
 def without_field_metadata(data_type: StructType) -> StructType:
     return StructType([StructField(f.name, f.dataType, f.nullable) for f in data_type.fields])
 
@@ -79,7 +85,7 @@ def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | Non
     partition_names = {c.lower() for c in snapshot.partition_columns}
     data_fields = [f for f in schema.fields if f.name.lower() not in partition_names]
     mapped = _column_mapping_mode(snapshot) != "none"
-    read_fields = [_physical(StructType([f])).fields[0] if mapped else f for f in data_fields]
+    read_fields = [_physical_field(f) if mapped else f for f in data_fields]
 
     files = snapshot.files if files is None else files
     if files.num_rows == 0:

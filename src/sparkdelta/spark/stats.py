@@ -94,9 +94,9 @@ def file_stats(path: str, configuration: dict[str, str]) -> tuple[str, int]:
     maxs: dict[str, Any] = {}
     nulls: dict[str, Any] = {}
     for column_path in order:
-        leaf = leaves.get(column_path)
-        if leaf is None:
+        if column_path not in leaves:
             continue
+        leaf = leaves[column_path]
         parts = column_path.split(".")
         if leaf["nulls"] is not None:
             _set_nested(nulls, parts, leaf["nulls"])

@@ -219,7 +219,7 @@ def write_dataframe(
         raise ValueError(f"{where}: txnAppId and txnVersion go together")
     if snapshot is not None and app_id is not None:
         done = snapshot.app_transactions.get(str(app_id))
-        if done is not None and done.version >= int(app_version):
+        if done is not None and done.version >= int(str(app_version)):
             return WriteResult(None, 0, 0)
 
     data_schema = df.schema
@@ -278,7 +278,7 @@ def write_dataframe(
     data = _aligned(df, schema, partition_columns)
     checks = table_constraints(schema, configuration)
     replaced: pa.Table | None = None
-    if replace_where:
+    if replace_where and snapshot is not None:
         checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
         replaced, kept_rows = files_to_replace(df.sparkSession, snapshot, replace_where)
         transaction.mark_files_read(replaced.column("path").to_pylist())
@@ -302,7 +302,7 @@ def write_dataframe(
             transaction.mark_read_whole_table()
         removes = _removes(targets, data_change)
     if app_id is not None:
-        actions.append(SetTransaction(str(app_id), int(app_version), int(time.time() * 1000)))
+        actions.append(SetTransaction(str(app_id), int(str(app_version)), int(time.time() * 1000)))
         transaction.mark_app_transaction_read(str(app_id))
     num_rows = sum(_num_records(a) for a in adds)
     try:
