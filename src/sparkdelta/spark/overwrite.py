@@ -10,7 +10,7 @@ from pyspark.sql.utils import AnalysisException
 from ..kernel import Snapshot
 from ..kernel import skipping as S
 from ..kernel.partitions import typed_partition_values
-from .predicates import condition_predicate
+from .predicates import condition_predicate, schema_probe
 from .read import read_snapshot, spark_schema, without_field_metadata
 
 _PATH = "__sparkdelta_path"
@@ -25,7 +25,7 @@ def _partition_frame(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
 
 def _may_match(spark: SparkSession, snapshot: Snapshot, predicate: str) -> pa.Table:
     """Files data skipping cannot rule out for ``predicate``."""
-    parsed = condition_predicate(spark, without_field_metadata(spark_schema(snapshot)), predicate)
+    parsed = condition_predicate(schema_probe(spark, without_field_metadata(spark_schema(snapshot))), predicate)
     if parsed is None:
         return snapshot.files
     evaluator = S.SkippingEvaluator(snapshot.files, snapshot.schema, snapshot.partition_columns)

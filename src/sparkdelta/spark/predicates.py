@@ -10,7 +10,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from ..kernel import skipping as S
@@ -125,13 +125,20 @@ def to_predicate(expr: Any) -> S.Predicate | None:
     return None
 
 
-def condition_predicate(spark: SparkSession, schema: StructType, condition: str | Column) -> S.Predicate | None:
-    """Translate a ``filter``/``where`` argument, resolved against ``schema``."""
+def condition_predicate(probe: DataFrame, condition: str | Column) -> S.Predicate | None:
+    """Translate a ``filter``/``where`` argument, resolved against ``probe``'s columns.
+
+    Only the analyzed plan is built (no job runs), so the names and types are Spark's own.
+    """
     try:
-        probe = spark.createDataFrame([], schema).filter(condition)
-        plan = probe._jdf.queryExecution().analyzed()
+        plan = probe.filter(condition)._jdf.queryExecution().analyzed()
         if _name(plan) != "Filter":
             return None
         return to_predicate(plan.condition())
     except Exception:  # a shape py4j cannot walk: no skipping, never wrong rows
         return None
+
+
+def schema_probe(spark: SparkSession, schema: StructType) -> DataFrame:
+    """An empty DataFrame with ``schema``, to resolve conditions against."""
+    return spark.createDataFrame([], schema)

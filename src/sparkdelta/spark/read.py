@@ -12,14 +12,13 @@ physical name and renamed to the logical schema.
 
 from __future__ import annotations
 
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
-from ..kernel import Snapshot, Table
+from ..kernel import Snapshot
 from ..kernel.partitions import typed_partition_values
 from .paths import absolute_path, hadoop_path, spark_file_uri
 
@@ -93,6 +92,8 @@ def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | Non
     root = snapshot.table_root
     local_paths = [absolute_path(root, p) for p in files.column("path").to_pylist()]
     data = spark.read.options(**_NO_GLOB).schema(StructType(read_fields)).parquet(*[hadoop_path(p) for p in local_paths])
+    if not mapped and not snapshot.partition_columns:
+        return data  # the scan already has the table's names, types and order
     # Renaming nested physical names needs a cast; otherwise the scan already has the table's types.
     columns: dict[str, Column] = {
         logical.name: (_col(physical.name).cast(logical.dataType) if mapped else _col(physical.name)).alias(logical.name)
@@ -119,14 +120,4 @@ def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | Non
             if f.name.lower() in partition_names:
                 columns[f.name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name)
     return data.select(*[columns[f.name] for f in schema.fields])
-
-
-def load(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
-    """``spark.read.format("delta").load(path)``, honouring time-travel options."""
-    version = options.get("versionasof")
-    timestamp = options.get("timestampasof")
-    if version is not None and timestamp is not None:
-        raise ValueError(f"{path}: give versionAsOf or timestampAsOf, not both")
-    snapshot = Table(path).snapshot(version=int(version) if version is not None else None, timestamp=timestamp)
-    return read_snapshot(spark, snapshot)
 

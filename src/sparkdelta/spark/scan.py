@@ -17,7 +17,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from ..kernel import Snapshot, Table
 from ..kernel import skipping as S
 from .predicates import condition_predicate
-from .read import without_field_metadata, read_snapshot, spark_schema
+from .read import read_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,7 @@ class ScanInfo:
 
     snapshot: Snapshot
     conditions: list[str | Column] = field(default_factory=list)
+    predicates: list[S.Predicate] = field(default_factory=list)
     files_total: int = 0
     files_read: int = 0
 
@@ -38,12 +39,19 @@ class ScanInfo:
         return self.files_total - self.files_read
 
 
-def scan(spark: SparkSession, snapshot: Snapshot, conditions: list[str | Column] | None = None) -> DataFrame:
-    """Rows of ``snapshot`` matching every condition, reading only files that may match."""
+def scan(
+    spark: SparkSession,
+    snapshot: Snapshot,
+    conditions: list[str | Column] | None = None,
+    predicates: list[S.Predicate] | None = None,
+) -> DataFrame:
+    """Rows of ``snapshot`` matching every condition, reading only files ``predicates`` cannot rule out.
+
+    ``predicates`` are the kernel forms of the conditions that have one.
+    """
     conditions = list(conditions or [])
+    predicates = list(predicates or [])
     files = snapshot.files
-    schema = without_field_metadata(spark_schema(snapshot))
-    predicates = [p for p in (condition_predicate(spark, schema, c) for c in conditions) if p is not None]
     if predicates and files.num_rows:
         evaluator = S.SkippingEvaluator(files, snapshot.schema, snapshot.partition_columns)
         keep = evaluator.keep(predicates[0])
@@ -53,7 +61,7 @@ def scan(spark: SparkSession, snapshot: Snapshot, conditions: list[str | Column]
     df = read_snapshot(spark, snapshot, files)
     for condition in conditions:
         df = df.filter(condition)
-    info = ScanInfo(snapshot, conditions, snapshot.num_files, files.num_rows)
+    info = ScanInfo(snapshot, conditions, predicates, snapshot.num_files, files.num_rows)
     setattr(df, SCAN_ATTRIBUTE, info)
     if conditions:
         log.info("%s: read %d of %d files (%d pruned)", snapshot.table_root, info.files_read, info.files_total, info.files_pruned)
@@ -82,7 +90,9 @@ def filter_with_pruning(original: Any) -> Any:
         info = scan_info(self)
         if info is None:
             return original(self, condition)
-        return scan(self.sparkSession, info.snapshot, [*info.conditions, condition])
+        predicate = condition_predicate(self, condition)
+        predicates = [*info.predicates, predicate] if predicate is not None else info.predicates
+        return scan(self.sparkSession, info.snapshot, [*info.conditions, condition], predicates)
 
     filter.__doc__ = original.__doc__
     return filter
