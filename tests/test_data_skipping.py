@@ -91,3 +91,13 @@ def test_timestamp_max_truncated_to_millis_does_not_drop_the_file(tmp_path: Path
     just_after = dt.datetime(2024, 1, 1, 0, 0, 0, 500, tzinfo=dt.timezone.utc)
     keep = S.SkippingEvaluator(files, schema, ()).keep(S.Compare(">", S.Column(("t",)), S.Literal(just_after)))
     assert keep.to_pylist() == [True], "the real max may be up to 999 microseconds later"
+
+
+def test_filtering_a_delta_read_plans_quickly(spark, table) -> None:
+    import time
+
+    path, _ = table
+    df = spark.read.format("delta").load(path)
+    started = time.perf_counter()
+    df.where("id < 500")
+    assert time.perf_counter() - started < 2.0, "planning a filter must not re-enter the filter hook"

@@ -125,18 +125,20 @@ def to_predicate(expr: Any) -> S.Predicate | None:
     return None
 
 
-def condition_predicate(probe: DataFrame, condition: str | Column) -> S.Predicate | None:
-    """Translate a ``filter``/``where`` argument, resolved against ``probe``'s columns.
-
-    Only the analyzed plan is built (no job runs), so the names and types are Spark's own.
-    """
+def filtered_predicate(filtered: DataFrame) -> S.Predicate | None:
+    """The kernel form of the condition of ``filtered``'s top ``Filter`` (plan analysis only, no job)."""
     try:
-        plan = probe.filter(condition)._jdf.queryExecution().analyzed()
+        plan = filtered._jdf.queryExecution().analyzed()
         if _name(plan) != "Filter":
             return None
         return to_predicate(plan.condition())
     except Exception:  # a shape py4j cannot walk: no skipping, never wrong rows
         return None
+
+
+def condition_predicate(probe: DataFrame, condition: str | Column) -> S.Predicate | None:
+    """Translate a ``filter``/``where`` argument, resolved against ``probe`` (a plain DataFrame)."""
+    return filtered_predicate(probe.filter(condition))
 
 
 def schema_probe(spark: SparkSession, schema: StructType) -> DataFrame:

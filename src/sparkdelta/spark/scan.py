@@ -16,7 +16,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 
 from ..kernel import Snapshot, Table
 from ..kernel import skipping as S
-from .predicates import condition_predicate
+from .predicates import filtered_predicate
 from .read import read_snapshot
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,8 @@ def filter_with_pruning(original: Any) -> Any:
         info = scan_info(self)
         if info is None:
             return original(self, condition)
-        predicate = condition_predicate(self, condition)
+        # The unwrapped filter: calling the wrapper again here would recurse.
+        predicate = filtered_predicate(original(self, condition))
         predicates = [*info.predicates, predicate] if predicate is not None else info.predicates
         return scan(self.sparkSession, info.snapshot, [*info.conditions, condition], predicates)
 
