@@ -30,7 +30,6 @@ import gc
 import io
 import json
 import os
-import platform
 import pstats
 import random
 import shutil
@@ -47,6 +46,7 @@ from typing import Any, Callable
 import pyarrow as pa
 
 import sparkdelta
+from machine import git_revision, machine_info
 from sparkdelta.kernel import AddFile, Metadata, Protocol, Table
 from sparkdelta.kernel.snapshot import clear_log_cache
 
@@ -70,59 +70,12 @@ TARGET_COMMITS_PER_S = 100.0
 # --------------------------------------------------------------------------- machine
 
 
-def load_average() -> str:
-    """1/5/15-minute load, flagged when other work competes for the CPUs."""
-    try:
-        one, five, fifteen = os.getloadavg()
-    except OSError:
-        return "unknown"
-    busy = one > 0.5 * (os.cpu_count() or 1)
-    return f"{one:.2f} {five:.2f} {fifteen:.2f}" + ("  (machine busy at start: timings may be noisy)" if busy else "")
-
-
-def git_revision() -> str:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty"],
-            capture_output=True, text=True, timeout=10,
-        ).stdout.strip() or "n/a"
-    except (OSError, subprocess.SubprocessError):
-        return "n/a"
-
-
-def machine_info() -> list[tuple[str, str]]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 0
-    rev = git_revision()
-    mem = "unknown"
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
-                break
-    except OSError:
-        pass
+def machine_rows() -> list[tuple[str, str]]:
     return [
-        ("date", dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")),
-        ("host", f"{platform.node()} ({platform.platform()})"),
-        ("nproc", f"{usable} usable of {os.cpu_count()}"),
-        ("cpu", cpu),
-        ("memory", mem),
-        ("load avg", load_average()),
-        ("python", f"{platform.python_implementation()} {platform.python_version()}"),
+        *machine_info(),
         ("pyarrow", pa.__version__),
         ("deltalake", f"{deltalake.__version__} (delta-rs core {getattr(deltalake, 'rust_core_version', lambda: '?')()})"),
-        ("sparkdelta", f"{getattr(sparkdelta, '__version__', '?')} (git {rev})"),
+        ("sparkdelta", f"{getattr(sparkdelta, '__version__', '?')} (git {git_revision()})"),
     ]
 
 
@@ -547,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     print("=" * 78)
     print("sparkdelta kernel benchmark vs delta-rs")
     print("=" * 78)
-    for key, value in machine_info():
+    for key, value in machine_rows():
         print(f"{key:>11}: {value}")
     print(f"{'table':>11}: {big}")
     print(f"{'shape':>11}: {spec.commits:,} commits x {spec.files_per_commit} AddFile = {spec.files_at(spec.commits - 1):,} "

@@ -42,11 +42,9 @@ import datetime as dt
 import gc
 import io
 import os
-import platform
 import pstats
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -62,6 +60,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import sparkdelta
+from machine import git_revision, load_average, machine_info
 from sparkdelta.kernel import Table
 from sparkdelta.spark.scan import scan_info
 
@@ -77,53 +76,12 @@ COLUMN_NAMES = ["k", *[f"l{i}" for i in range(1, 8)], *[f"d{i}" for i in range(1
 # --------------------------------------------------------------------------- machine
 
 
-def load_average() -> str:
-    try:
-        one, five, fifteen = os.getloadavg()
-    except OSError:
-        return "unknown"
-    busy = one > 0.5 * (os.cpu_count() or 1)
-    return f"{one:.2f} {five:.2f} {fifteen:.2f}" + ("  (machine busy: timings may be noisy)" if busy else "")
-
-
-def _run(cmd: list[str]) -> str:
-    try:
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=20, check=False)
-        return (result.stdout or result.stderr).strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def git_revision() -> str:
-    return _run(["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty"]) or "n/a"
-
-
-def machine_info(spark: SparkSession) -> list[tuple[str, str]]:
-    cpu, mem = "unknown", "unknown"
-    try:
-        cpu = next(l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    try:
-        kib = next(int(l.split()[1]) for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal"))
-        mem = f"{kib / 1024 / 1024:.1f} GiB"
-    except (OSError, StopIteration):
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 0
+def machine_rows(spark: SparkSession) -> list[tuple[str, str]]:
     jvm = spark.sparkContext._jvm
     java = f"{jvm.System.getProperty('java.vm.name')} {jvm.System.getProperty('java.version')}"
     conf = spark.sparkContext.getConf()
     return [
-        ("date", dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")),
-        ("host", f"{platform.node()} ({platform.platform()})"),
-        ("nproc", f"{usable} usable of {os.cpu_count()} (nproc: {_run(['nproc']) or '?'})"),
-        ("cpu", cpu),
-        ("memory", mem),
-        ("load avg", load_average()),
-        ("python", f"{platform.python_implementation()} {platform.python_version()}"),
+        *machine_info(),
         ("pyspark", f"{pyspark.__version__} (Spark {spark.version})"),
         ("pyarrow", pa.__version__),
         ("java", java),
@@ -490,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = session(args)
     print("# sparkdelta Spark I/O benchmark: format('delta') vs plain Parquet\n")
-    for key, value in machine_info(spark):
+    for key, value in machine_rows(spark):
         print(f"{key:<11} {value}")
     print(
         f"{'params':<11} rows={args.rows:,} columns=20 files={args.files} read repeats={args.repeats} "
