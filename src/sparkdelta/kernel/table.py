@@ -80,10 +80,12 @@ class Table:
         File modification times are made strictly increasing, as delta-spark does; from
         the version in-commit timestamps were enabled at, ``inCommitTimestamp`` is used.
         """
+        return self._timeline(self._in_commit_timestamp_enablement())
+
+    def _timeline(self, enablement: tuple[int, int] | None) -> list[tuple[int, int]]:
         commits = [(f.version, f.status.modification_time) for f in list_log(self.storage, self.log_dir) if f.kind is LogFileKind.COMMIT]
         if not commits:
             raise TableNotFoundError(f"{self.root} is not a Delta table: no commits in {self.log_dir}")
-        enablement = self._in_commit_timestamp_enablement()
         ict_from = enablement[0] if enablement else None
         adjusted: list[tuple[int, int]] = []
         previous = -1
@@ -127,8 +129,8 @@ class Table:
         only among the versions that carry them, and an earlier one only among the others.
         """
         millis = to_millis(timestamp)
-        full_timeline = timeline = self.commit_timestamps()
         enablement = self._in_commit_timestamp_enablement()
+        full_timeline = timeline = self._timeline(enablement)
         last_segment = True
         if enablement is not None:
             ict_version, ict_timestamp = enablement
