@@ -52,8 +52,16 @@ def files_to_replace(spark: SparkSession, snapshot: Snapshot, predicate: str) ->
     return candidates, kept
 
 
+def _partition_keys(values: pa.Array, columns: tuple[str, ...]) -> pa.Array:
+    """One comparable string per file from its partition values (null spelled apart from any value)."""
+    parts = [pc.fill_null(pc.binary_join_element_wise("=", pc.map_lookup(values, c, "first"), ""), "\x00") for c in columns]
+    return pc.binary_join_element_wise(*parts, "\x01") if parts else pa.array([""] * len(values))
+
+
 def files_in_partitions(snapshot: Snapshot, partitions: list[dict[str, str | None]]) -> pa.Table:
     """Files whose partition values equal one of ``partitions`` (dynamic partition overwrite)."""
-    wanted = {tuple(sorted(p.items())) for p in partitions}
-    current = [tuple(sorted(dict(v).items())) for v in snapshot.files.column("partitionValues").to_pylist()]
-    return snapshot.files.filter(pa.array([c in wanted for c in current], pa.bool_()))
+    columns = snapshot.partition_columns
+    written = pa.array([list(p.items()) for p in partitions], pa.map_(pa.string(), pa.string()))
+    wanted = _partition_keys(written, columns)
+    current = _partition_keys(snapshot.files.column("partitionValues").combine_chunks(), columns)
+    return snapshot.files.filter(pc.is_in(current, value_set=pc.unique(wanted)))
