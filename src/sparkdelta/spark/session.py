@@ -22,17 +22,21 @@ DEFAULT_CONFIGS = {
     # The kernel lists files; Spark must not launch a job to re-list them.
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
     "spark.sql.session.timeZone": "UTC",
+    # Named tables persist in the embedded Hive metastore (metastore_db, spark-warehouse).
+    "spark.sql.catalogImplementation": "hive",
 }
 
 
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Add sparkdelta's settings to ``builder`` and enable ``format("delta")``.
 
-    Python workers run the driver's interpreter unless ``PYSPARK_PYTHON`` says otherwise.
+    Python workers run the driver's interpreter unless ``PYSPARK_PYTHON`` says otherwise;
+    settings already on ``builder`` win over sparkdelta's defaults.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     for key, value in DEFAULT_CONFIGS.items():
-        builder = builder.config(key, value)
+        if key not in builder._options:
+            builder = builder.config(key, value)
     install()
     return builder
 
