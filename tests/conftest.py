@@ -24,7 +24,7 @@ def catalog_configs(directory: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator["pyspark.sql.SparkSession"]:  # noqa: F821
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pyspark.sql.SparkSession]:  # noqa: F821
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 

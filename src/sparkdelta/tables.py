@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import (
@@ -22,6 +22,9 @@ from .kernel import Table, TableNotFoundError
 from .kernel.errors import DeltaError
 from .kernel.protocol import reader_features, writer_features
 from .spark.read import read_snapshot
+
+if TYPE_CHECKING:
+    from .builder import DeltaTableBuilder
 
 HISTORY_SCHEMA = StructType(
     [
@@ -44,6 +47,15 @@ HISTORY_SCHEMA = StructType(
 )
 
 
+def _builder(spark: SparkSession | None, mode: str) -> DeltaTableBuilder:
+    from .builder import DeltaTableBuilder
+
+    session = spark or SparkSession.getActiveSession()
+    if session is None:
+        raise ValueError("DeltaTable builders need a SparkSession: pass one, or create one first")
+    return DeltaTableBuilder(session, mode)
+
+
 def _string_map(value: Any) -> dict[str, str] | None:
     if value is None:
         return None
@@ -51,17 +63,27 @@ def _string_map(value: Any) -> dict[str, str] | None:
 
 
 class DeltaTable:
-    """A Delta table, addressed by path."""
+    """A Delta table, addressed by path or by catalog name."""
 
-    def __init__(self, spark: SparkSession, path: str) -> None:
+    def __init__(self, spark: SparkSession, path: str, name: str | None = None) -> None:
         self._spark = spark
         self._table = Table(path)
+        self._name = name
         if not self._table.exists():
-            raise TableNotFoundError(f"{self._table.root} is not a Delta table")
+            what = f"table {name} (at {self._table.root})" if name else self._table.root
+            raise TableNotFoundError(f"{what} is not a Delta table")
 
     @classmethod
-    def forPath(cls, sparkSession: SparkSession, path: str) -> "DeltaTable":
+    def forPath(cls, sparkSession: SparkSession, path: str) -> DeltaTable:
         return cls(sparkSession, path)
+
+    @classmethod
+    def forName(cls, sparkSession: SparkSession, tableOrViewName: str) -> DeltaTable:
+        """The Delta table the catalog knows as ``tableOrViewName`` (``table`` or ``db.table``)."""
+        from .spark.catalog import delta_entry
+
+        entry = delta_entry(sparkSession, tableOrViewName)
+        return cls(sparkSession, entry.location, f"spark_catalog.{entry.name}")
 
     @classmethod
     def isDeltaTable(cls, sparkSession: SparkSession, identifier: str) -> bool:
@@ -69,6 +91,26 @@ class DeltaTable:
             return Table(identifier).exists()
         except (DeltaError, NotImplementedError, OSError):
             return False
+
+    @classmethod
+    def create(cls, sparkSession: SparkSession | None = None) -> DeltaTableBuilder:
+        """A builder that creates a new table, failing if it exists."""
+        return _builder(sparkSession, "create")
+
+    @classmethod
+    def createIfNotExists(cls, sparkSession: SparkSession | None = None) -> DeltaTableBuilder:
+        """A builder that creates a table unless one exists."""
+        return _builder(sparkSession, "createIfNotExists")
+
+    @classmethod
+    def replace(cls, sparkSession: SparkSession | None = None) -> DeltaTableBuilder:
+        """A builder that replaces an existing table's schema and data (history is kept)."""
+        return _builder(sparkSession, "replace")
+
+    @classmethod
+    def createOrReplace(cls, sparkSession: SparkSession | None = None) -> DeltaTableBuilder:
+        """A builder that creates the table, or replaces it if it exists."""
+        return _builder(sparkSession, "createOrReplace")
 
     def toDF(self) -> DataFrame:
         return read_snapshot(self._spark, self._table.snapshot())
@@ -81,7 +123,7 @@ class DeltaTable:
             rows.append(
                 (
                     record.version,
-                    datetime.fromtimestamp(record.timestamp / 1000, timezone.utc),
+                    datetime.fromtimestamp(record.timestamp / 1000, UTC),
                     info.get("userId"),
                     info.get("userName"),
                     info.get("operation"),
@@ -105,7 +147,7 @@ class DeltaTable:
         metadata = snapshot.metadata
 
         def ts(millis: int | None) -> datetime | None:
-            return datetime.fromtimestamp(millis / 1000, timezone.utc) if millis is not None else None
+            return datetime.fromtimestamp(millis / 1000, UTC) if millis is not None else None
 
         schema = StructType(
             [
@@ -129,7 +171,7 @@ class DeltaTable:
         row = (
             "delta",
             metadata.id,
-            metadata.name,
+            self._name or metadata.name,
             metadata.description,
             f"file:{snapshot.table_root}",
             ts(metadata.created_time),

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 
 DELTA = "delta"
@@ -86,19 +86,103 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
 
         if path is None:
             raise ValueError("format('delta').save() needs a table path")
-        partition_by = partitionBy if partitionBy is not None else state["partition_by"]
-        if isinstance(partition_by, str):
-            partition_by = [partition_by]
         write_dataframe(
             self._df,
             path,
             mode=(mode or state["mode"] or "errorifexists"),
-            partition_by=list(partition_by) if partition_by else None,
+            partition_by=_partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
             options={**state["options"], **{k.lower(): v for k, v in options.items()}},
         )
         return None
 
     return save
+
+
+def _partition_list(partition_by: Any) -> list[str] | None:
+    if isinstance(partition_by, str):
+        return [partition_by]
+    return list(partition_by) if partition_by else None
+
+
+def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(original)
+    def save_as_table(
+        self: DataFrameWriter,
+        name: str,
+        format: str | None = None,
+        mode: str | None = None,
+        partitionBy: Any = None,
+        **options: Any,
+    ) -> None:
+        from .catalog import is_delta_table_name
+        from .catalog import save_as_table as save_delta_table
+
+        state = _state(self)
+        chosen = (format or state["format"] or "").lower()
+        spark = self._df.sparkSession
+        if chosen != DELTA and not (chosen == "" and is_delta_table_name(spark, name)):
+            return original(self, name, format, mode, partitionBy, **options)
+        save_delta_table(
+            self._df,
+            name,
+            mode or state["mode"] or "errorifexists",
+            _partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
+            {**state["options"], **{k.lower(): v for k, v in options.items()}},
+        )
+        return None
+
+    return save_as_table
+
+
+def _writer_insert_into(original: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(original)
+    def insert_into(self: DataFrameWriter, tableName: str, overwrite: bool | None = None) -> None:
+        from .catalog import insert_into as insert_into_delta
+        from .catalog import is_delta_table_name
+
+        if not is_delta_table_name(self._df.sparkSession, tableName):
+            return original(self, tableName, overwrite)
+        insert_into_delta(self._df, tableName, bool(overwrite) or (_state(self)["mode"] or "").lower() == "overwrite")
+        return None
+
+    return insert_into
+
+
+def _reader_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
+    @functools.wraps(original)
+    def table(self: DataFrameReader, tableName: str) -> DataFrame:
+        from .catalog import is_delta_table_name, read_table
+
+        if not is_delta_table_name(self._spark, tableName):
+            return original(self, tableName)
+        return read_table(self._spark, tableName, _state(self)["options"])
+
+    return table
+
+
+def _session_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
+    @functools.wraps(original)
+    def table(self: SparkSession, tableName: str) -> DataFrame:
+        from .catalog import is_delta_table_name, read_table
+
+        if not is_delta_table_name(self, tableName):
+            return original(self, tableName)
+        return read_table(self, tableName, {})
+
+    return table
+
+
+def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
+    @functools.wraps(original)
+    def sql(self: SparkSession, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:
+        from .sql import parse_delta_statement, run_delta_statement
+
+        statement = parse_delta_statement(sqlQuery) if args is None and not kwargs else None
+        if statement is None:
+            return original(self, sqlQuery, args, **kwargs)
+        return run_delta_statement(self, statement, original)
+
+    return sql
 
 
 def install() -> None:
@@ -120,4 +204,9 @@ def install() -> None:
     ClassicDataFrame.filter = pruning_filter  # type: ignore[method-assign]
     ClassicDataFrame.where = pruning_filter  # type: ignore[method-assign]
     DataFrameWriter.save = _writer_save(DataFrameWriter.save)  # type: ignore[method-assign]
+    DataFrameWriter.saveAsTable = _writer_save_as_table(DataFrameWriter.saveAsTable)  # type: ignore[method-assign]
+    DataFrameWriter.insertInto = _writer_insert_into(DataFrameWriter.insertInto)  # type: ignore[method-assign]
+    DataFrameReader.table = _reader_table(DataFrameReader.table)  # type: ignore[method-assign]
+    SparkSession.table = _session_table(SparkSession.table)  # type: ignore[method-assign]
+    SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]

@@ -74,4 +74,14 @@ def hadoop_path(path: str) -> str:
 
 def log_path(relative: str) -> str:
     """How delta-spark writes a relative file path into the log (java.net.URI encoding)."""
-    return spark_file_uri(relative)[len("file:"):]
+    return spark_file_uri(relative)[len("file:") :]
+
+
+def local_path(location: str) -> str:
+    """The local path of a location Spark reports (``file:/a%20b`` URI or a plain path)."""
+    parsed = urlparse(location)
+    if parsed.scheme == "file":
+        return _normalize(unquote(parsed.path))
+    if parsed.scheme:
+        raise NotImplementedError(f"location {location!r} is on another file system; only local tables are supported")
+    return _normalize(location)

@@ -1,0 +1,155 @@
+"""Delta statements in ``spark.sql``: statements Spark cannot run for a Python provider.
+
+``spark.sql`` is wrapped; each statement is parsed with sqlglot (Spark dialect) and, when
+it is a Delta statement this module handles, run by sparkdelta. Anything else, or
+anything sqlglot cannot parse, goes to Spark unchanged.
+
+Handled: ``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(columns)] USING delta
+[PARTITIONED BY (...)] [LOCATION '...'] [COMMENT '...'] [TBLPROPERTIES (...)]
+[AS SELECT ...]``. Spark itself would record the name but never create the Delta log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlglot
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
+
+from .catalog import DELTA_PROVIDER, delta_entry, lookup, register
+from .paths import local_path
+
+
+def _literal(node: exp.Expression) -> str:
+    return node.this if isinstance(node, exp.Literal) else node.sql(dialect="spark")
+
+
+def _properties(create: exp.Create) -> dict[type, list[exp.Expression]]:
+    found: dict[type, list[exp.Expression]] = {}
+    for prop in create.args.get("properties").expressions if create.args.get("properties") else []:
+        found.setdefault(type(prop), []).append(prop)
+    return found
+
+
+def _is_delta_create(statement: exp.Expression) -> bool:
+    if not isinstance(statement, exp.Create) or str(statement.args.get("kind", "")).upper() != "TABLE":
+        return False
+    formats = _properties(statement).get(exp.FileFormatProperty, [])
+    return bool(formats) and formats[0].this.name.lower() == DELTA_PROVIDER
+
+
+def parse_delta_statement(query: str) -> exp.Expression | None:
+    """The parsed statement if sparkdelta runs it, else None (Spark runs it)."""
+    try:
+        statements = sqlglot.parse(query, read="spark")
+    except sqlglot.errors.ParseError:
+        return None
+    if len(statements) != 1 or statements[0] is None:
+        return None
+    return statements[0] if _is_delta_create(statements[0]) else None
+
+
+class CreateTableStatement:
+    """The parts of a ``CREATE TABLE ... USING delta`` statement."""
+
+    def __init__(self, create: exp.Create) -> None:
+        target = create.this
+        table = target.this if isinstance(target, exp.Schema) else target
+        self.name: str = table.sql(dialect="spark")
+        self.columns: list[exp.ColumnDef] = list(target.expressions) if isinstance(target, exp.Schema) else []
+        props = _properties(create)
+        self.location: str | None = _literal(props[exp.LocationProperty][0].this) if exp.LocationProperty in props else None
+        self.comment: str | None = (
+            _literal(props[exp.SchemaCommentProperty][0].this) if exp.SchemaCommentProperty in props else None
+        )
+        self.partition_by: list[str] = [c.name for p in props.get(exp.PartitionedByProperty, []) for c in p.this.expressions]
+        self.properties: dict[str, str] = {_literal(p.this): _literal(p.args["value"]) for p in props.get(exp.Property, [])}
+        self.query: exp.Expression | None = create.args.get("expression")
+        self.replace: bool = bool(create.args.get("replace"))
+        self.if_not_exists: bool = bool(create.args.get("exists"))
+
+    @property
+    def mode(self) -> str:
+        """The builder mode this statement means."""
+        if self.replace:
+            return "createOrReplace"
+        return "createIfNotExists" if self.if_not_exists else "create"
+
+
+def _add_column(builder: Any, column: exp.ColumnDef) -> Any:
+    nullable, generated, comment = True, None, None
+    for constraint in column.args.get("constraints") or []:
+        kind = constraint.args.get("kind")
+        if isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
+            nullable = False
+        elif isinstance(kind, exp.ComputedColumnConstraint):
+            generated = kind.this.sql(dialect="spark")
+        elif isinstance(kind, (exp.GeneratedAsIdentityColumnConstraint,)):
+            raise ValueError(f"column {column.name}: identity columns are not supported yet")
+        elif isinstance(kind, exp.CommentColumnConstraint):
+            comment = _literal(kind.this)
+        else:
+            raise ValueError(f"column {column.name}: unsupported column constraint {constraint.sql(dialect='spark')}")
+    return builder.addColumn(
+        column.name, column.args["kind"].sql(dialect="spark"), nullable=nullable, generatedAlwaysAs=generated, comment=comment
+    )
+
+
+def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_sql: Any) -> None:
+    from .catalog import save_as_table
+
+    assert statement.query is not None
+    df: DataFrame = run_sql(spark, statement.query.sql(dialect="spark"))
+    options: dict[str, Any] = dict(statement.properties)
+    if statement.location:
+        options["path"] = statement.location
+    mode = "errorifexists"
+    if statement.replace:
+        mode, options["overwriteschema"] = "overwrite", "true"
+    elif statement.if_not_exists:
+        mode = "ignore"
+    save_as_table(df, statement.name, mode, statement.partition_by or None, options)
+
+
+def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
+    from ..kernel import Table
+
+    if not statement.columns:
+        # Registering an existing Delta table by its location.
+        if statement.location is None or not Table(local_path(statement.location)).exists():
+            raise ValueError(f"{statement.name}: CREATE TABLE without columns needs a LOCATION holding a Delta table")
+        existing = lookup(spark, statement.name)
+        if existing is not None:
+            if statement.if_not_exists:
+                return
+            delta_entry(spark, statement.name)
+            raise ValueError(f"{existing.name} already exists")
+        register(spark, statement.name, local_path(statement.location), managed=False)
+        return
+    from ..tables import DeltaTable
+
+    builder = getattr(DeltaTable, statement.mode)(spark).tableName(statement.name)
+    for column in statement.columns:
+        builder = _add_column(builder, column)
+    if statement.partition_by:
+        builder = builder.partitionedBy(*statement.partition_by)
+    if statement.location:
+        builder = builder.location(statement.location)
+    if statement.comment:
+        builder = builder.comment(statement.comment)
+    for key, value in statement.properties.items():
+        builder = builder.property(key, value)
+    builder.execute()
+
+
+def run_delta_statement(spark: SparkSession, statement: exp.Expression, run_sql: Any) -> DataFrame:
+    """Run a statement ``parse_delta_statement`` accepted; DDL returns an empty DataFrame, as Spark's does."""
+    create = CreateTableStatement(statement)  # type: ignore[arg-type]
+    if create.query is not None:
+        if create.columns:
+            raise ValueError(f"{create.name}: CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list")
+        _create_as_select(spark, create, run_sql)
+    else:
+        _create(spark, create)
+    return spark.range(0).select()
