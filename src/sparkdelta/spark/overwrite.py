@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import sqlglot
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.utils import AnalysisException
+from sqlglot import exp
 
 from ..kernel import Snapshot
 from ..kernel import skipping as S
@@ -32,6 +33,16 @@ def _may_match(spark: SparkSession, snapshot: Snapshot, predicate: str) -> pa.Ta
     return snapshot.files.filter(evaluator.keep(parsed))
 
 
+def _only_partition_columns(predicate: str, partition_columns: tuple[str, ...]) -> bool:
+    """Whether ``predicate`` reads partition columns only (then it selects whole files)."""
+    try:
+        parsed = sqlglot.parse_one(predicate, read="spark")
+    except sqlglot.errors.ParseError:
+        return False
+    names = {c.name.lower() for c in parsed.find_all(exp.Column)}
+    return bool(names) and names <= {c.lower() for c in partition_columns}
+
+
 def files_to_replace(spark: SparkSession, snapshot: Snapshot, predicate: str) -> tuple[pa.Table, DataFrame | None]:
     """The files ``replaceWhere`` removes, and the rows of theirs to keep (None if none).
 
@@ -39,14 +50,10 @@ def files_to_replace(spark: SparkSession, snapshot: Snapshot, predicate: str) ->
     columns deletes the matching rows, as delta-spark does: every file that may hold one
     (after data skipping) is rewritten without them.
     """
-    if snapshot.partition_columns:
-        try:
-            matching = _partition_frame(spark, snapshot).where(predicate).select(_PATH).collect()
-        except AnalysisException:
-            matching = None
-        if matching is not None:
-            paths = pa.array([r[0] for r in matching], pa.string())
-            return snapshot.files.filter(pc.is_in(snapshot.files.column("path"), value_set=paths)), None
+    if snapshot.partition_columns and _only_partition_columns(predicate, snapshot.partition_columns):
+        matching = _partition_frame(spark, snapshot).where(predicate).select(_PATH).collect()
+        paths = pa.array([r[0] for r in matching], pa.string())
+        return snapshot.files.filter(pc.is_in(snapshot.files.column("path"), value_set=paths)), None
     candidates = _may_match(spark, snapshot, predicate)
     kept = read_snapshot(spark, snapshot, candidates).where(f"NOT ({predicate}) OR ({predicate}) IS NULL")
     return candidates, kept

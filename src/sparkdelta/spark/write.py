@@ -87,7 +87,8 @@ def _merge_schemas(table: StructType, data: StructType, where: str) -> StructTyp
                     f"the data has {incoming.dataType.simpleString()}"
                 )
         merged.append(field)
-    merged.extend(f for f in data.fields if f.name.lower() in by_name)
+    # New columns are nullable: rows written before them have none.
+    merged.extend(StructField(f.name, f.dataType, True, f.metadata) for f in data.fields if f.name.lower() in by_name)
     return StructType(merged)
 
 
