@@ -19,7 +19,7 @@ process already holds the tests' local SparkContext) and the test checks:
 - a write that breaks ``replaceWhere`` fails in an executor's task, is reported as
   ``DeltaInvariantViolationException`` and commits nothing;
 - filters return the model's rows and prune files by partition value and by stats, as far
-  as delta-rs's view of the same files allows (one known over-read is an xfail below);
+  as delta-rs's view of the same files allows;
 - a column-mapped reference table reads as its files' data under logical names;
 - ``DeltaTable.history()`` lists the three writes.
 """
@@ -245,11 +245,6 @@ def test_filters_prune_files_and_keep_rows(job: tuple[Path, dict[str, Any]]) -> 
     assert 0 < matching <= scans["recent_san_francisco"]["files_read"] < min(by_partition, by_stats)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kernel/skipping.py keeps files whose partition value is null for comparisons on that column "
-    "(a null compares as unknown there, though NULL = 'x' never holds, so those files are never needed)",
-)
 def test_comparisons_prune_null_partitions(job: tuple[Path, dict[str, Any]]) -> None:
     _, result = job
     matching = _delta_rs_files(result["table"], lambda city, max_id: city == "San Francisco" and max_id >= 1000)

@@ -101,3 +101,27 @@ def test_filtering_a_delta_read_plans_quickly(spark, table) -> None:
     started = time.perf_counter()
     df.where("id < 500")
     assert time.perf_counter() - started < 2.0, "planning a filter must not re-enter the filter hook"
+
+
+def test_null_partitions_never_match_comparisons() -> None:
+    import pyarrow as pa
+
+    from sparkdelta.kernel.schema import parse_schema
+
+    schema = parse_schema(
+        '{"type":"struct","fields":[{"name":"city","type":"string","nullable":true,"metadata":{}},'
+        '{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
+    )
+    files = pa.table(
+        {
+            "partitionValues": pa.array([[("city", "Oslo")], [("city", None)], [("city", "Rome")]], pa.map_(pa.string(), pa.string())),
+            "stats": pa.array([None, None, None], pa.string()),
+        }
+    )
+    evaluator = S.SkippingEvaluator(files, schema, ("city",))
+    city = S.Column(("city",))
+    assert evaluator.keep(S.Compare("=", city, S.Literal("Oslo"))).to_pylist() == [True, False, False]
+    assert evaluator.keep(S.Not(S.Compare("<", city, S.Literal("P")))).to_pylist() == [False, False, True]
+    assert evaluator.keep(S.StartsWith(city, "R")).to_pylist() == [False, False, True]
+    assert evaluator.keep(S.IsNull(city)).to_pylist() == [False, True, False]
+    assert evaluator.keep(S.Or(S.IsNull(city), S.Compare("=", city, S.Literal("Rome")))).to_pylist() == [False, True, True]

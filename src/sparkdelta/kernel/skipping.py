@@ -293,11 +293,12 @@ class SkippingEvaluator:
         try:
             if isinstance(predicate, IsNull):
                 return pc.is_valid(values) if predicate.negated else pc.is_null(values)
+            # A null partition value never satisfies a comparison (NOTs are pushed down to here).
             if isinstance(predicate, StartsWith):
-                return pc.starts_with(values, predicate.prefix)
+                return pc.fill_null(pc.starts_with(values, predicate.prefix), False)
             if isinstance(predicate, Compare):
                 scalar = pa.scalar(predicate.value.value).cast(values.type)
-                return _COMPARE[predicate.op](values, scalar)
+                return pc.fill_null(_COMPARE[predicate.op](values, scalar), False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             return None
         return None
