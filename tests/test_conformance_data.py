@@ -25,6 +25,10 @@ always right (see shared/conformance/README.md), so we decide per cause:
   the reference suites (DeltaTableReadsSuite) and the log's own statistics, or at least
   the row count that the ``add`` actions' ``numRecords`` statistics add up to.
 
+Deletion-vector tables are the main such case (delta-rs 1.x refuses them): the oracle is
+the reference generator's rows less the DELETEs each version's commitInfo records, and the
+row count is ``numRecords`` less each DV's cardinality.
+
 delta-rs is also wrong where it did answer: it reads column-mapped tables' data as all
 nulls (it looks columns up by logical name). There the oracle is a direct pyarrow read of
 the same files with physical names mapped back; those cases are listed in the summary.
@@ -39,7 +43,9 @@ import datetime as dt
 import json
 import math
 import os
+import re
 from collections import Counter
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -82,9 +88,7 @@ class _RefusalSummary:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if ORACLE_REPLACED:
             terminalreporter.section("conformance data: delta-rs read column-mapped data as nulls")
-            terminalreporter.write_line(
-                f"compared with a direct pyarrow read instead: {', '.join(sorted(ORACLE_REPLACED))}"
-            )
+            terminalreporter.write_line(f"compared with a direct pyarrow read instead: {', '.join(sorted(ORACLE_REPLACED))}")
         if not REFUSALS:
             return
         terminalreporter.section(f"conformance data: {len(REFUSALS)} version(s) refused by feature name")
@@ -123,12 +127,7 @@ def _type_signature(t: pa.DataType) -> str:
         return _type_signature(t.value_type)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return "string"
-    if (
-        pa.types.is_binary(t)
-        or pa.types.is_large_binary(t)
-        or pa.types.is_binary_view(t)
-        or pa.types.is_fixed_size_binary(t)
-    ):
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
         return "binary"
     if pa.types.is_timestamp(t):
         return "timestamp" if t.tz is not None else "timestamp_ntz"
@@ -187,7 +186,7 @@ def _column(column: pa.ChunkedArray) -> list[Any]:
 
 
 def _rows(table: pa.Table) -> Counter:
-    return Counter(zip(*[_column(c) for c in table.columns])) if table.num_columns else Counter({(): table.num_rows})
+    return Counter(zip(*[_column(c) for c in table.columns], strict=True)) if table.num_columns else Counter({(): table.num_rows})
 
 
 def _assert_same_rows(ours: pa.Table, expected: pa.Table, what: str) -> None:
@@ -328,9 +327,7 @@ def _direct_read(name: str, version: int, schema: pa.Schema) -> pa.Table:
     assert not MANIFEST[name]["partition_columns"], "partition values are not in the files"
     delta_schema = json.loads(recorded["schema"])
     root = conformance_root() / "tables" / name
-    rows = [
-        _to_logical(row, delta_schema) for path in recorded["files"] for row in pq.read_table(root / path).to_pylist()
-    ]
+    rows = [_to_logical(row, delta_schema) for path in recorded["files"] for row in pq.read_table(root / path).to_pylist()]
     return pa.Table.from_pylist(rows, schema)
 
 
@@ -428,7 +425,7 @@ def _type_widening_rows() -> pa.Table:
             ("date_timestamp_ntz", pa.timestamp("us")),
         ]
     )  # fmt: skip
-    return pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema)
+    return pa.Table.from_pylist([dict(zip(schema.names, r, strict=True)) for r in rows], schema)
 
 
 def _type_widening_nested_rows() -> pa.Table:
@@ -448,11 +445,57 @@ def _type_widening_nested_rows() -> pa.Table:
     return pa.Table.from_pylist(rows, schema)
 
 
-HAND_WRITTEN = {
+# Deletion-vector tables (delta-rs 1.x refuses them all). Their generator (GoldenTables)
+# writes the rows below, then each later version DELETEs one value, which DeletionVectorSuite
+# checks at the latest version; each commit's commitInfo must record that same DELETE.
+DV_HISTORIES: dict[str, tuple[Callable[[], pa.Table], str, list[int]]] = {
+    "dv-partitioned-with-checkpoint": (lambda: _dv_partitioned_rows(), "col1", list(range(0, 30, 2))),
+    "dv-with-columnmapping": (lambda: _dv_partitioned_rows(), "col1", list(range(0, 30, 2))),
+    "log-replay-dv-key-cases": (lambda: pa.table({"id": pa.array(range(50), pa.int64())}), "id", [0, 7, 14]),
+}
+
+
+def _dv_partitioned_rows() -> pa.Table:
+    xs = range(50)
+    return pa.table(
+        {
+            "part": pa.array([x % 10 for x in xs], pa.int32()),
+            "col1": pa.array(xs, pa.int32()),
+            "col2": pa.array([f"foo{x % 5}" for x in xs], pa.string()),
+        }
+    )
+
+
+def _recorded_delete(name: str, version: int) -> tuple[str, int]:
+    """(column, value) of the ``col = value`` DELETE that ``version``'s commitInfo records."""
+    commit = conformance_root() / "tables" / name / "_delta_log" / f"{version:020d}.json"
+    info = next(json.loads(line)["commitInfo"] for line in commit.read_text().splitlines() if '"commitInfo"' in line)
+    assert info["operation"] == "DELETE", f"{name}@v{version}: {info['operation']}"
+    match = re.fullmatch(r'\["\((\w+)#\d+L? = (-?\d+)\)"\]', info["operationParameters"]["predicate"])
+    assert match, f"{name}@v{version}: unexpected predicate {info['operationParameters']['predicate']}"
+    return match.group(1), int(match.group(2))
+
+
+def _dv_table_rows(name: str, version: int) -> Callable[[], pa.Table]:
+    def rows() -> pa.Table:
+        initial, column, deleted = DV_HISTORIES[name]
+        assert [_recorded_delete(name, v) for v in range(1, version + 1)] == [(column, d) for d in deleted[:version]]
+        table = initial()
+        return table.filter(pc.invert(pc.is_in(table.column(column), pa.array(deleted[:version], table.column(column).type))))
+
+    return rows
+
+
+HAND_WRITTEN: dict[tuple[str, int], Callable[[], pa.Table]] = {
     ("basic-decimal-table", 0): _decimal_table_rows,
     ("basic-decimal-table-legacy", 0): _decimal_table_rows,
     ("type-widening", 2): _type_widening_rows,
     ("type-widening-nested", 2): _type_widening_nested_rows,
+    **{
+        (name, version): _dv_table_rows(name, version)
+        for name in DV_HISTORIES
+        for version in range(len(DV_HISTORIES[name][2]) + 1)
+    },
 }
 
 
@@ -463,11 +506,13 @@ def _broken_files(snapshot: Any) -> list[str]:
 
 
 def _stats_row_count(snapshot: Any) -> int | None:
+    """Rows the log says the snapshot holds: each file's ``numRecords`` (all its rows) less its DV's cardinality."""
     total = 0
-    for stats in snapshot.files.column("stats").to_pylist():
+    files = snapshot.files
+    for stats, dv in zip(files.column("stats").to_pylist(), files.column("deletionVector").to_pylist(), strict=True):
         if not stats or "numRecords" not in json.loads(stats):
             return None
-        total += json.loads(stats)["numRecords"]
+        total += json.loads(stats)["numRecords"] - (dv["cardinality"] if dv else 0)
     return total
 
 

@@ -5,6 +5,7 @@ Start from ``Table``: ``Table(path).snapshot()`` for state, ``.transaction()`` t
 
 from .actions import AddCDCFile, AddFile, DomainMetadata, Metadata, Protocol, RemoveFile, SetTransaction
 from .conflicts import IsolationLevel
+from .deletion_vectors import DeletionVectorError
 from .errors import (
     ConcurrentAppendException,
     ConcurrentDeleteDeleteException,
@@ -35,6 +36,7 @@ __all__ = [
     "ConcurrentModificationException",
     "ConcurrentTransactionException",
     "ConcurrentWriteException",
+    "DeletionVectorError",
     "DeltaError",
     "DomainMetadata",
     "InvalidLogError",

@@ -1,0 +1,197 @@
+"""Deletion vectors: which rows of a data file a logical file no longer holds.
+
+A deletion vector (DV) marks rows as deleted without rewriting the data file: readers
+must drop those rows. The log's descriptor says where the DV is (inline in the log as
+Z85 text, or in a DV file next to the data), how big it is and how many rows it deletes.
+The DV itself is a RoaringBitmapArray: a little-endian magic number, then a 64-bit
+roaring bitmap in the portable format (bucket count, then per bucket a 32-bit key and
+a 32-bit roaring bitmap), which pyroaring's ``BitMap64`` reads natively. In a DV file,
+each DV is framed big-endian as size, data, CRC-32 of the data, after a version byte.
+
+Everything a descriptor claims is checked (magic, size, checksum, cardinality): a
+mismatch means a corrupt or misread DV, and returning rows a DV deletes is never
+acceptable. Errors name the table, the data file and the DV.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+import uuid
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+from pyroaring import BitMap64
+
+from .errors import InvalidLogError
+from .storage import Storage
+
+# RoaringBitmapArray in the portable 64-bit format (the spec's only format).
+MAGIC = 1681511377
+# delta-spark's native-serialization variant, which the spec does not define.
+_NATIVE_MAGIC = 1681511376
+_FILE_FORMAT_VERSION = 1
+# A UUID (16 bytes) is 20 Z85 characters; any characters before it are a directory prefix.
+_UUID_Z85_LENGTH = 20
+
+_Z85_ALPHABET = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_B85_ALPHABET = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+_Z85_TO_B85 = bytes.maketrans(_Z85_ALPHABET, _B85_ALPHABET)
+_Z85_CHARS = frozenset(_Z85_ALPHABET.decode())
+
+
+class DeletionVectorError(InvalidLogError):
+    """A deletion vector that cannot be found, decoded, or fails its own checks."""
+
+
+@dataclass(frozen=True)
+class DeletionVectorDescriptor:
+    """The log's ``deletionVector`` struct of an ``add`` or ``remove`` action."""
+
+    storage_type: str
+    path_or_inline_dv: str
+    offset: int | None
+    size_in_bytes: int
+    cardinality: int
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> DeletionVectorDescriptor:
+        missing = [name for name in ("storageType", "pathOrInlineDv", "sizeInBytes", "cardinality") if raw.get(name) is None]
+        if missing:
+            raise DeletionVectorError(f"malformed deletionVector descriptor {dict(raw)}: no {', '.join(missing)}")
+        offset = raw.get("offset")
+        return cls(
+            storage_type=str(raw["storageType"]),
+            path_or_inline_dv=str(raw["pathOrInlineDv"]),
+            offset=None if offset is None else int(offset),
+            size_in_bytes=int(raw["sizeInBytes"]),
+            cardinality=int(raw["cardinality"]),
+        )
+
+    def absolute_path(self, table_root: str) -> str | None:
+        """Where the DV file is, as a storage path; None for an inline DV.
+
+        ``u``: ``<root>/<prefix>/deletion_vector_<uuid>.bin`` from an optional prefix and
+        a Z85-encoded UUID. ``p``: the path itself, encoded like an ``add`` path.
+        """
+        if self.storage_type == "i":
+            return None
+        if self.storage_type == "u":
+            encoded = self.path_or_inline_dv
+            if len(encoded) < _UUID_Z85_LENGTH:
+                raise ValueError(f"relative DV path {encoded!r} is shorter than a Z85 UUID ({_UUID_Z85_LENGTH} characters)")
+            prefix, encoded_uuid = encoded[:-_UUID_Z85_LENGTH], encoded[-_UUID_Z85_LENGTH:]
+            name = f"deletion_vector_{uuid.UUID(bytes=z85_decode(encoded_uuid))}.bin"
+            return f"{table_root}/{prefix}/{name}" if prefix else f"{table_root}/{name}"
+        if self.storage_type == "p":
+            return _storage_path(self.path_or_inline_dv)
+        raise ValueError(f"unknown DV storage type {self.storage_type!r} (expected 'u', 'i' or 'p')")
+
+
+def _storage_path(path: str) -> str:
+    """A ``p`` DV's URI as a storage path: ``file:`` URIs and bare paths decoded, others kept."""
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file"):
+        return unquote(parsed.path)
+    return path
+
+
+def z85_decode(text: str) -> bytes:
+    """Bytes of Z85 ``text`` (ZeroMQ RFC 32).
+
+    Z85 is base85 with another alphabet, so the standard library's base85 decoder does
+    the work after a translation (as Python 3.13's ``base64.z85decode`` does).
+    """
+    if len(text) % 5 or not _Z85_CHARS.issuperset(text):
+        raise ValueError(f"not Z85 text (length a multiple of 5, alphabet {_Z85_ALPHABET.decode()}): {text[:40]!r}")
+    return base64.b85decode(text.encode("ascii").translate(_Z85_TO_B85))
+
+
+def decode_bitmap_array(data: bytes) -> BitMap64:
+    """The row indexes of a serialized RoaringBitmapArray (magic number, then the bitmap)."""
+    if len(data) < 4:
+        raise ValueError(f"{len(data)} bytes is too short for a deletion vector")
+    (magic,) = struct.unpack_from("<I", data)
+    if magic != MAGIC:
+        native = " (delta-spark's native serialization, which the protocol does not define)" if magic == _NATIVE_MAGIC else ""
+        raise ValueError(f"magic number {magic}{native}, expected {MAGIC}")
+    try:
+        bitmap = BitMap64.deserialize(data[4:])
+    except (ValueError, IndexError) as exc:
+        raise ValueError(f"malformed 64-bit roaring bitmap: {exc}") from exc
+    # The spec keeps keys' top bit clear, so every index fits a signed 64-bit row index.
+    if bitmap and bitmap.max() >= 1 << 63:
+        raise ValueError(f"row index {bitmap.max()} does not fit a signed 64-bit integer")
+    return bitmap
+
+
+def _read_ranges(storage: Storage, path: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+    """The bytes at each (start, length) of a file: seeking on local disk, else one whole read."""
+    local = storage.local_path(path)
+    if local is not None:
+        chunks = []
+        with open(local, "rb") as f:
+            for start, length in ranges:
+                f.seek(start)
+                chunks.append(f.read(length))
+        return chunks
+    data = storage.read(path)
+    return [data[start : start + length] for start, length in ranges]
+
+
+def _stored_bitmap_bytes(storage: Storage, path: str, descriptor: DeletionVectorDescriptor) -> bytes:
+    """One DV's data from a DV file, with its framing (version, size, CRC-32) checked."""
+    # The spec reads an absent offset as 0, but byte 0 is the version: the first DV is at 1.
+    offset = 1 if descriptor.offset is None else descriptor.offset
+    size = descriptor.size_in_bytes
+    if offset < 1 or size < 4:
+        raise ValueError(f"offset {offset} and size {size} cannot frame a DV (offset >= 1, size >= 4)")
+    header, block = _read_ranges(storage, path, [(0, 1), (offset, 4 + size + 4)])
+    if header != bytes([_FILE_FORMAT_VERSION]):
+        raise ValueError(f"file format version {header.hex() or 'missing'}, expected {_FILE_FORMAT_VERSION}")
+    if len(block) != 4 + size + 4:
+        raise ValueError(f"file ends {len(block)} bytes after offset {offset}; the DV needs {4 + size + 4}")
+    (stored_size,) = struct.unpack_from(">I", block)
+    if stored_size != size:
+        raise ValueError(f"size at offset {offset} is {stored_size} bytes, the log says {size}")
+    data = block[4 : 4 + size]
+    (stored_crc,) = struct.unpack_from(">I", block, 4 + size)
+    if zlib.crc32(data) != stored_crc:
+        raise ValueError(f"CRC-32 checksum mismatch: stored {stored_crc:08x}, data has {zlib.crc32(data):08x}")
+    return data
+
+
+def _inline_bitmap_bytes(descriptor: DeletionVectorDescriptor) -> bytes:
+    """An inline DV's data: Z85 pads to whole 4-byte groups, ``sizeInBytes`` says how much is real."""
+    decoded = z85_decode(descriptor.path_or_inline_dv)
+    if not descriptor.size_in_bytes <= len(decoded) < descriptor.size_in_bytes + 4:
+        raise ValueError(f"inline DV decodes to {len(decoded)} bytes, the log says {descriptor.size_in_bytes}")
+    return decoded[: descriptor.size_in_bytes]
+
+
+def read_deletion_vector(storage: Storage, table_root: str, descriptor: DeletionVectorDescriptor, data_file: str) -> np.ndarray:
+    """Sorted row indexes (uint64) that ``descriptor`` deletes from ``data_file``.
+
+    Raises ``DeletionVectorError`` naming the table, the data file and the DV file
+    (or the inline DV) when the DV is missing or fails a check.
+    """
+    where = "inline"
+    try:
+        path = descriptor.absolute_path(table_root)
+        if path is None:
+            data = _inline_bitmap_bytes(descriptor)
+        else:
+            where = f"in {path} at offset {descriptor.offset}"
+            data = _stored_bitmap_bytes(storage, path, descriptor)
+        bitmap = decode_bitmap_array(data)
+        if len(bitmap) != descriptor.cardinality:
+            raise ValueError(f"it holds {len(bitmap)} row indexes, the log's cardinality is {descriptor.cardinality}")
+    except (ValueError, OSError) as exc:
+        raise DeletionVectorError(
+            f"{table_root}: deletion vector of data file {data_file} ({where}) is unreadable: {exc}"
+        ) from exc
+    return np.frombuffer(bitmap.to_array(), dtype=np.uint64)
