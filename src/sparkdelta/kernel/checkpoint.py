@@ -1,7 +1,10 @@
 """Writing checkpoints and cleaning up expired log files.
 
 Checkpoints use delta-spark's classic single-file Parquet layout
-(``actions.CHECKPOINT_SCHEMA``) so every Delta reader can start from them. They are
+(``actions.CHECKPOINT_SCHEMA``) so every Delta reader can start from them. File stats go
+in as JSON (``add.stats``) unless ``delta.checkpoint.writeStatsAsJson`` is false, and also
+typed (``add.stats_parsed``, with ``add.partitionValues_parsed``) when
+``delta.checkpoint.writeStatsAsStruct`` is true (PROTOCOL.md, writer version 3). They are
 written atomically (temp file then rename), then ``_last_checkpoint`` is updated; a crash
 in between leaves at worst an unused checkpoint, never an unreadable table.
 """
@@ -19,10 +22,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import actions as A
+from .features import is_true
 from .log_files import LAST_CHECKPOINT, LOG_DIR, LogFile, LogFileKind, classic_checkpoint_name
 from .log_segment import list_log
+from .partitions import typed_partition_values
 from .protocol import writer_features
 from .snapshot import Snapshot
+from .stats_schema import parsed_stats, stats_leaves
 from .storage import Storage
 
 log = logging.getLogger(__name__)
@@ -32,7 +38,12 @@ DEFAULT_LOG_RETENTION = "interval 30 days"
 DEFAULT_TOMBSTONE_RETENTION = "interval 1 week"
 
 _UNITS_MS = {
-    "millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000, "week": 604_800_000,
+    "millisecond": 1,
+    "second": 1000,
+    "minute": 60_000,
+    "hour": 3_600_000,
+    "day": 86_400_000,
+    "week": 604_800_000,
 }
 
 
@@ -64,12 +75,38 @@ def _file_rows(schema: pa.Schema, column: str, files: pa.Table) -> pa.Table:
     return _rows(schema, column, values)
 
 
+def _add_values(snapshot: Snapshot, layout: pa.StructType) -> pa.StructArray:
+    """The ``add`` column with stats as the table's checkpoint properties ask."""
+    files = snapshot.files
+    config = snapshot.configuration
+    fields = list(layout)
+    children = [files.column(f.name).combine_chunks() for f in layout]
+    if config.get("delta.checkpoint.writeStatsAsJson") is not None and not is_true(config, "delta.checkpoint.writeStatsAsJson"):
+        children[layout.get_field_index("stats")] = pa.nulls(files.num_rows, pa.string())
+    if is_true(config, "delta.checkpoint.writeStatsAsStruct"):
+        if snapshot.partition_columns:
+            typed = typed_partition_values(
+                files.column("partitionValues").combine_chunks(), snapshot.schema, snapshot.partition_columns
+            )
+            names = [snapshot.schema.field(c).physical_name for c in typed.column_names]
+            parsed = pa.StructArray.from_arrays([c.combine_chunks() for c in typed.columns], names=names)
+            fields.append(pa.field("partitionValues_parsed", parsed.type))
+            children.append(parsed)
+        leaves = stats_leaves(snapshot.schema, snapshot.partition_columns, config)
+        stats = parsed_stats(files.column("stats").combine_chunks(), leaves)
+        fields.append(pa.field("stats_parsed", stats.type))
+        children.append(stats)
+    return pa.StructArray.from_arrays(children, fields=fields)
+
+
 def checkpoint_table(snapshot: Snapshot, now_ms: int | None = None) -> pa.Table:
     """The checkpoint rows for ``snapshot``: protocol, metadata, txns, domains, adds, live tombstones."""
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     retention = parse_interval_ms(snapshot.configuration.get("delta.deletedFileRetentionDuration", DEFAULT_TOMBSTONE_RETENTION))
     v2 = "v2Checkpoint" in writer_features(snapshot.protocol)
     schema = A.V2_CHECKPOINT_SCHEMA if v2 else A.CHECKPOINT_SCHEMA
+    adds = _add_values(snapshot, schema.field("add").type)
+    schema = schema.set(schema.get_field_index("add"), pa.field("add", adds.type))
     metadata = snapshot.metadata.to_dict()
     metadata["format"]["options"] = list(metadata["format"]["options"].items())
     metadata["configuration"] = list(metadata["configuration"].items())
@@ -82,7 +119,7 @@ def checkpoint_table(snapshot: Snapshot, now_ms: int | None = None) -> pa.Table:
     if v2:
         parts.append(_small(schema, "checkpointMetadata", [{"version": snapshot.version, "tags": []}]))
     if snapshot.files.num_rows:
-        parts.append(_file_rows(schema, "add", snapshot.files))
+        parts.append(_rows(schema, "add", adds))
     tombstones = snapshot.tombstones
     if tombstones.num_rows:
         live = tombstones.filter(pc.greater(pc.fill_null(tombstones.column("deletionTimestamp"), 0), now_ms - retention))

@@ -1,7 +1,10 @@
 """Partition values: from the log's string map to typed Arrow columns.
 
-The spec serializes every partition value as a string (``null`` for null); typing them
-by the table schema lets predicates compare dates as dates and numbers as numbers.
+The spec serializes every partition value as a string (``null`` for null, and an empty
+string means null for any type); typing them by the table schema lets predicates compare
+dates as dates and numbers as numbers. Timestamps come in the forms writers use:
+``2021-09-08 11:11:11[.ffffff]`` (UTC here, as delta-rs and delta-kernel assume), or ISO
+8601 with ``T`` and a ``Z`` or ``+hh:mm`` offset (delta-spark's UTC form).
 """
 
 from __future__ import annotations
@@ -9,17 +12,52 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .errors import InvalidLogError
 from .schema import PrimitiveType, StructType, to_arrow_type
+
+_TIMESTAMP = (
+    r"^(?P<date>\d{4}-\d{2}-\d{2})(?:[T ](?P<time>\d{2}:\d{2}(?::\d{2})?))?"
+    r"(?:\.(?P<fraction>\d{1,9}))?(?P<zone>Z|[+-]\d{2}(?::?\d{2})?)?$"
+)
+_MICROS_PER_MINUTE = 60_000_000
+
+
+def _int_or_zero(text: pa.Array) -> pa.Array:
+    return pc.cast(pc.if_else(pc.equal(text, ""), "0", text), pa.int64())
+
+
+def parse_timestamp_text(values: pa.Array, what: str = "timestamp") -> pa.Array:
+    """Timestamp strings as UTC microseconds (``timestamp[us]``), offsets applied.
+
+    Fractions beyond microseconds are truncated; a value in no known form raises rather
+    than turning into null.
+    """
+    parts = pc.extract_regex(values, _TIMESTAMP)
+    unparsed = pc.and_(pc.is_valid(values), pc.is_null(parts))
+    if pc.any(unparsed).as_py():
+        bad = values.filter(unparsed)[0].as_py()
+        raise InvalidLogError(f"cannot parse {what} value {bad!r}")
+    time = pc.struct_field(parts, "time")
+    time = pc.if_else(pc.equal(time, ""), "00:00:00", time)
+    time = pc.if_else(pc.equal(pc.utf8_length(time), 5), pc.binary_join_element_wise(time, ":00", ""), time)
+    base = pc.cast(pc.binary_join_element_wise(pc.struct_field(parts, "date"), time, " "), pa.timestamp("s"))
+    fraction = pc.utf8_slice_codeunits(pc.binary_join_element_wise(pc.struct_field(parts, "fraction"), "000000", ""), 0, 6)
+    micros = pc.add(pc.cast(pc.cast(base, pa.timestamp("us")), pa.int64()), pc.cast(fraction, pa.int64()))
+    zone = pc.replace_substring(pc.struct_field(parts, "zone"), ":", "")
+    sign = pc.if_else(pc.starts_with(zone, "-"), -1, 1)
+    hours = _int_or_zero(pc.utf8_slice_codeunits(zone, 1, 3))
+    minutes = _int_or_zero(pc.utf8_slice_codeunits(zone, 3, 5))
+    offset = pc.multiply(pc.multiply(pc.add(pc.multiply(hours, 60), minutes), _MICROS_PER_MINUTE), sign)
+    return pc.cast(pc.subtract(micros, offset), pa.timestamp("us"))
 
 
 def _parse(values: pa.Array, arrow_type: pa.DataType, delta_type_name: str | None) -> pa.Array:
+    # An empty string is null for every type (PROTOCOL.md, "Partition Value Serialization").
+    values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values)
     if pa.types.is_string(arrow_type):
         return values
     if delta_type_name in ("timestamp", "timestamp_ntz"):
-        # "2021-09-08 11:11:11[.ffffff]" or ISO 8601 with 'T' and an optional 'Z'.
-        text = pc.replace_substring_regex(values, r"Z$", "")
-        text = pc.replace_substring_regex(text, "T", " ")
-        parsed = pc.cast(text, pa.timestamp("us"))
+        parsed = parse_timestamp_text(values, f"{delta_type_name} partition")
         return pc.assume_timezone(parsed, "UTC") if delta_type_name == "timestamp" else parsed
     if pa.types.is_boolean(arrow_type):
         return pc.equal(pc.utf8_lower(values), "true")
@@ -28,9 +66,7 @@ def _parse(values: pa.Array, arrow_type: pa.DataType, delta_type_name: str | Non
     return pc.cast(values, arrow_type)
 
 
-def typed_partition_values(
-    partition_values: pa.Array, schema: StructType, partition_columns: tuple[str, ...]
-) -> pa.Table:
+def typed_partition_values(partition_values: pa.Array, schema: StructType, partition_columns: tuple[str, ...]) -> pa.Table:
     """One typed column per partition column, looked up in each file's partitionValues."""
     columns = {}
     for name in partition_columns:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .actions import Metadata, Protocol
 from .errors import InvalidTableOperationError, UnsupportedFeatureError
+from .features import FEATURES, metadata_features, with_dependencies
 
 # Features implied by legacy versions (PROTOCOL.md, "Table Features").
 LEGACY_WRITER_FEATURES: dict[int, frozenset[str]] = {
@@ -42,7 +43,8 @@ KERNEL_READER_FEATURES = frozenset(
     }
 )
 
-# Writer features the kernel's commit path honours (enforced here or by the engine).
+# Writer features the kernel's commit path honours (enforced here or by the engine):
+# column-mapping metadata is validated on every commit, data files are the engine's.
 KERNEL_WRITER_FEATURES = frozenset(
     {
         "appendOnly",
@@ -50,6 +52,7 @@ KERNEL_WRITER_FEATURES = frozenset(
         "checkConstraints",
         "changeDataFeed",
         "generatedColumns",
+        "columnMapping",
         "timestampNtz",
         "domainMetadata",
         "vacuumProtocolCheck",
@@ -130,19 +133,9 @@ def require_writable(
 
 
 def _features_in_use(metadata: Metadata) -> frozenset[str]:
-    """Legacy-implied features the metadata actually turns on."""
-    config = metadata.configuration
-    schema_json = metadata.schema_string or ""
-    used = {"appendOnly", "invariants", "checkConstraints"}
-    if config.get("delta.enableChangeDataFeed", "false").lower() == "true":
-        used.add("changeDataFeed")
-    if "delta.generationExpression" in schema_json:
-        used.add("generatedColumns")
-    if config.get("delta.columnMapping.mode", "none") != "none":
-        used.add("columnMapping")
-    if "delta.identity." in schema_json:
-        used.add("identityColumns")
-    return frozenset(used)
+    """Legacy-implied features the metadata actually turns on (appendOnly, invariants and
+    CHECK constraints are checked on every write, so count as always in use)."""
+    return metadata_features(metadata) | {"appendOnly", "invariants", "checkConstraints"}
 
 
 def check_protocol_shape(protocol: Protocol, table: str) -> None:
@@ -178,3 +171,131 @@ def check_no_feature_removed(old: Protocol, new: Protocol, table: str) -> None:
 
 def is_feature_enabled(protocol: Protocol, feature: str) -> bool:
     return feature in writer_features(protocol) or feature in reader_features(protocol)
+
+
+# Table properties that set the protocol; they never reach the stored configuration.
+MIN_READER_VERSION_PROP = "delta.minReaderVersion"
+MIN_WRITER_VERSION_PROP = "delta.minWriterVersion"
+FEATURE_PROP_PREFIX = "delta.feature."
+IGNORE_PROTOCOL_DEFAULTS_PROP = "delta.ignoreProtocolDefaults"
+# What a new table starts from (delta-spark's session defaults).
+DEFAULT_PROTOCOL = Protocol(1, 2)
+
+
+def is_protocol_property(key: str) -> bool:
+    lowered = key.lower()
+    return lowered in (
+        MIN_READER_VERSION_PROP.lower(),
+        MIN_WRITER_VERSION_PROP.lower(),
+        IGNORE_PROTOCOL_DEFAULTS_PROP.lower(),
+    ) or (lowered.startswith(FEATURE_PROP_PREFIX))
+
+
+def without_protocol_properties(configuration: dict[str, str]) -> dict[str, str]:
+    """The configuration to store: protocol versions and features live in the protocol action."""
+    return {k: v for k, v in configuration.items() if not is_protocol_property(k)}
+
+
+def _property(configuration: dict[str, str], key: str) -> str | None:
+    return next((v for k, v in configuration.items() if k.lower() == key.lower()), None)
+
+
+def _version(configuration: dict[str, str], key: str, highest: int) -> int | None:
+    raw = _property(configuration, key)
+    if raw is None:
+        return None
+    try:
+        version = int(str(raw).strip())
+    except ValueError:
+        version = 0
+    if not 1 <= version <= highest:
+        raise InvalidTableOperationError(f"{key} must be an integer from 1 to {highest}, not {raw!r}")
+    return version
+
+
+def _requested_features(configuration: dict[str, str]) -> frozenset[str]:
+    """Features named by ``delta.feature.<name> = supported`` properties."""
+    requested = set()
+    by_lower_name = {name.lower(): name for name in FEATURES}
+    for key, value in configuration.items():
+        if not key.lower().startswith(FEATURE_PROP_PREFIX):
+            continue
+        name = key[len(FEATURE_PROP_PREFIX) :]
+        if str(value).lower() not in ("supported", "enabled"):
+            raise InvalidTableOperationError(f"{key}: a table feature property takes the value 'supported', not {value!r}")
+        if name.lower() not in by_lower_name:
+            raise UnsupportedFeatureError(f"{key}: unknown table feature {name!r}", frozenset({name}))
+        requested.add(by_lower_name[name.lower()])
+    return frozenset(requested)
+
+
+def _legacy_features(reader: int, writer: int) -> frozenset[str]:
+    return LEGACY_READER_FEATURES.get(min(reader, 2), frozenset()) | LEGACY_WRITER_FEATURES.get(min(writer, 6), frozenset())
+
+
+def _supported(protocol: Protocol) -> frozenset[str]:
+    return reader_features(protocol) | writer_features(protocol)
+
+
+def _is_reader_writer(name: str, current: Protocol) -> bool:
+    known = FEATURES.get(name)
+    return known.reader_writer if known else name in (current.reader_features or frozenset())
+
+
+def required_protocol(metadata: Metadata, current: Protocol | None) -> Protocol:
+    """The lowest protocol that supports everything ``metadata`` uses, never below ``current``.
+
+    Legacy versions are used while every feature needed is a legacy one (a new table with
+    change data feed gets (1, 4)); otherwise the table moves to table features (reader 3
+    only when a non-legacy reader-writer feature needs it) and lists every feature the
+    protocol supported before, the legacy ones included, as the spec asks of upgrades.
+    ``delta.minReaderVersion``, ``delta.minWriterVersion`` and ``delta.feature.*``
+    properties in the configuration raise the result too. Returns ``current`` itself when
+    it already suffices.
+    """
+    config = metadata.configuration
+    wanted_reader = _version(config, MIN_READER_VERSION_PROP, MAX_READER_VERSION)
+    wanted_writer = _version(config, MIN_WRITER_VERSION_PROP, MAX_WRITER_VERSION)
+    if wanted_reader == 3 and (wanted_writer or (current.min_writer_version if current else 0)) < 7:
+        raise InvalidTableOperationError(f"{MIN_READER_VERSION_PROP}=3 needs {MIN_WRITER_VERSION_PROP}=7")
+    requested = _requested_features(config)
+    if current is None:
+        ignore_defaults = str(_property(config, IGNORE_PROTOCOL_DEFAULTS_PROP) or "false").lower() == "true"
+        base = Protocol(1, 1) if ignore_defaults else DEFAULT_PROTOCOL
+    else:
+        base = current
+    needed = set(with_dependencies(metadata_features(metadata) | requested))
+    if wanted_writer is not None and wanted_writer < 7:
+        needed |= _legacy_features(wanted_reader or 1, wanted_writer)
+    features = _supported(base) | needed
+    to_table_features = (
+        base.min_writer_version >= 7
+        or (wanted_writer or 0) >= 7
+        or bool(requested)
+        or any(not (FEATURES[f].legacy if f in FEATURES else False) for f in features)
+    )
+    if not to_table_features:
+        reader = max([base.min_reader_version, wanted_reader or 1] + [FEATURES[f].min_reader_version for f in needed])
+        writer = max([base.min_writer_version, wanted_writer or 1] + [FEATURES[f].min_writer_version for f in needed])
+        result = Protocol(reader, writer)
+    else:
+        reader_writer = frozenset(f for f in features if _is_reader_writer(f, base))
+        needs_reader_features = (
+            base.min_reader_version >= 3
+            or wanted_reader == 3
+            or any(f not in FEATURES or not FEATURES[f].legacy for f in reader_writer)
+        )
+        if needs_reader_features:
+            result = Protocol(3, 7, reader_writer, features)
+        else:
+            legacy_reader = max(
+                [base.min_reader_version, wanted_reader or 1] + [FEATURES[f].min_reader_version for f in reader_writer]
+            )
+            result = Protocol(legacy_reader, 7, None, features)
+    if (
+        current is not None
+        and _supported(result) <= _supported(current)
+        and (result.min_reader_version <= current.min_reader_version and result.min_writer_version <= current.min_writer_version)
+    ):
+        return current
+    return result

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import __version__
+from . import column_mapping
 from .actions import (
     Action,
     AddFile,
@@ -39,8 +40,9 @@ from .errors import (
     ProtocolChangedException,
 )
 from .log_files import commit_name
-from .parsing import parse_json_actions
 from .log_segment import list_log
+from .metadata_change import prepare
+from .parsing import parse_json_actions
 from .protocol import (
     check_no_feature_removed,
     check_protocol_shape,
@@ -111,7 +113,12 @@ class Transaction:
         operation_metrics: dict[str, Any] | None = None,
         user_metadata: str | None = None,
     ) -> CommitResult:
-        """Write the actions as the next version; retry past non-conflicting winners."""
+        """Write the actions as the next version; retry past non-conflicting winners.
+
+        A metadata action that needs more than the protocol supports carries the protocol
+        upgrade in the same commit (as delta-spark's transactions do).
+        """
+        actions = self._with_prepared_metadata(actions)
         protocol = next((a for a in actions if isinstance(a, Protocol)), None)
         metadata = next((a for a in actions if isinstance(a, Metadata)), None)
         effective_protocol = protocol or (self.read_snapshot.protocol if self.read_snapshot else None)
@@ -127,6 +134,8 @@ class Transaction:
             check_protocol_shape(protocol, self.table_root)
             if self.read_snapshot is not None:
                 check_no_feature_removed(self.read_snapshot.protocol, protocol, self.table_root)
+        if metadata is not None:
+            column_mapping.validate(metadata, self._previous_metadata(metadata), self.table_root)
         self._check_append_only(actions, effective_metadata)
         self._check_domains(actions, effective_protocol)
 
@@ -199,6 +208,24 @@ class Transaction:
             f"{self.table_root}: gave up after {MAX_COMMIT_ATTEMPTS} attempts to commit against concurrent writers"
         )
 
+    def _previous_metadata(self, metadata: Metadata) -> Metadata | None:
+        """The metadata ``metadata`` evolves from: none for a new table, nor for a replaced
+        one (a new table id means the table is created anew, as REPLACE TABLE does)."""
+        previous = self.read_snapshot.metadata if self.read_snapshot is not None else None
+        return previous if previous is not None and previous.id == metadata.id else None
+
+    def _with_prepared_metadata(self, actions: Sequence[Action]) -> Sequence[Action]:
+        """``actions`` with the metadata prepared (``metadata_change.prepare``) and the protocol it needs."""
+        metadata = next((a for a in actions if isinstance(a, Metadata)), None)
+        given = next((a for a in actions if isinstance(a, Protocol)), None)
+        current = given or (self.read_snapshot.protocol if self.read_snapshot is not None else None)
+        if metadata is None or current is None:
+            return actions
+        prepared, needed = prepare(metadata, self._previous_metadata(metadata), current)
+        if needed is current:
+            return [prepared if a is metadata else a for a in actions]
+        return [needed, *(prepared if a is metadata else a for a in actions if a is not given)]
+
     def _ensure_log_continues(self, version: int) -> None:
         """Refuse to write ``version`` where the log no longer leads up to it.
 
@@ -207,9 +234,7 @@ class Transaction:
         """
         if version == 0:
             if list_log(self.storage, f"{self.table_root}/_delta_log"):
-                raise ProtocolChangedException(
-                    f"{self.table_root}: the table was created concurrently; retry the operation"
-                )
+                raise ProtocolChangedException(f"{self.table_root}: the table was created concurrently; retry the operation")
             return
         if not self.storage.exists(f"{self.table_root}/_delta_log/{commit_name(version - 1)}"):
             raise ConcurrentWriteException(
@@ -299,4 +324,3 @@ def _param(value: Any) -> Any:
 
 def _commit_info_line(info: dict[str, Any]) -> str:
     return json.dumps({"commitInfo": info}, separators=(",", ":"))
-

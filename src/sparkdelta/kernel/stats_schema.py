@@ -1,0 +1,166 @@
+"""Which columns get per-file stats, and the typed (``stats_parsed``) form of those stats.
+
+Writers collect min/max/null counts for the first ``delta.dataSkippingNumIndexedCols``
+leaf columns (32 by default, -1 for all) of the data schema, or for the columns named by
+``delta.dataSkippingStatsColumns``; both engines and checkpoints must agree on that set.
+Stats are keyed by physical name. Leaves inside arrays and maps get none.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pjson
+
+from .partitions import parse_timestamp_text
+from .schema import DataType, DecimalType, PrimitiveType, StructType, to_arrow_type
+
+log = logging.getLogger(__name__)
+
+DEFAULT_NUM_INDEXED_COLS = 32
+_MIN_MAX_TYPES = frozenset(
+    {"long", "integer", "short", "byte", "float", "double", "boolean", "string", "date", "timestamp", "timestamp_ntz"}
+)
+
+
+@dataclass(frozen=True)
+class StatsLeaf:
+    logical: tuple[str, ...]
+    physical: tuple[str, ...]
+    type: DataType
+
+
+def _leaves(data_type: StructType, logical: tuple[str, ...], physical: tuple[str, ...]) -> list[StatsLeaf]:
+    result = []
+    for field in data_type.fields:
+        names, physical_names = (*logical, field.name), (*physical, field.physical_name)
+        if isinstance(field.type, StructType):
+            result.extend(_leaves(field.type, names, physical_names))
+        elif isinstance(field.type, (PrimitiveType, DecimalType)):
+            result.append(StatsLeaf(names, physical_names, field.type))
+    return result
+
+
+def _split_column_list(text: str) -> list[tuple[str, ...]]:
+    """``a, b.c, `x.y``` -> [("a",), ("b", "c"), ("x.y",)], names lower-cased."""
+    columns = []
+    for item in text.split(","):
+        parts, current, quoted = [], "", False
+        for char in item.strip():
+            if char == "`":
+                quoted = not quoted
+            elif char == "." and not quoted:
+                parts.append(current)
+                current = ""
+            else:
+                current += char
+        parts.append(current)
+        if any(parts):
+            columns.append(tuple(p.strip().lower() for p in parts))
+    return columns
+
+
+def stats_leaves(schema: StructType, partition_columns: tuple[str, ...], configuration: dict[str, str]) -> list[StatsLeaf]:
+    """The leaf columns that get stats, in schema order."""
+    partitions = {c.lower() for c in partition_columns}
+    data = StructType(tuple(f for f in schema.fields if f.name.lower() not in partitions))
+    leaves = _leaves(data, (), ())
+    explicit = configuration.get("delta.dataSkippingStatsColumns")
+    if explicit:
+        wanted = _split_column_list(explicit)
+        lowered = [tuple(n.lower() for n in leaf.logical) for leaf in leaves]
+        return [leaf for leaf, names in zip(leaves, lowered, strict=True) if any(names[: len(w)] == w for w in wanted)]
+    limit = int(configuration.get("delta.dataSkippingNumIndexedCols", DEFAULT_NUM_INDEXED_COLS))
+    return leaves if limit < 0 else leaves[:limit]
+
+
+def _nested(leaves: list[StatsLeaf], leaf_type: Callable[[StatsLeaf], pa.DataType]) -> pa.StructType:
+    """A struct nesting each leaf's Arrow type under its physical path."""
+    tree: dict = {}
+    for leaf in leaves:
+        node = tree
+        for name in leaf.physical[:-1]:
+            node = node.setdefault(name, {})
+        node[leaf.physical[-1]] = leaf_type(leaf)
+
+    def build(node: dict) -> pa.StructType:
+        return pa.struct([pa.field(k, build(v) if isinstance(v, dict) else v) for k, v in node.items()])
+
+    return build(tree)
+
+
+def _json_type(leaf: StatsLeaf) -> pa.DataType:
+    """How a bound is spelled in the stats JSON: dates and timestamps as text."""
+    if isinstance(leaf.type, PrimitiveType) and leaf.type.name in ("date", "timestamp", "timestamp_ntz"):
+        return pa.string()
+    return to_arrow_type(leaf.type)
+
+
+def _has_min_max(leaf: StatsLeaf) -> bool:
+    return isinstance(leaf.type, DecimalType) or (isinstance(leaf.type, PrimitiveType) and leaf.type.name in _MIN_MAX_TYPES)
+
+
+def _groups(leaves: list[StatsLeaf], bound_type: Callable[[StatsLeaf], pa.DataType]) -> list[tuple[str, pa.DataType]]:
+    """The stats groups and their layout; empty groups are left out (Parquet has no empty structs)."""
+    bounded = [leaf for leaf in leaves if _has_min_max(leaf)]
+    groups: list[tuple[str, pa.DataType]] = [("numRecords", pa.int64())]
+    if bounded:
+        bounds = _nested(bounded, bound_type)
+        groups += [("minValues", bounds), ("maxValues", bounds)]
+    if leaves:
+        groups.append(("nullCount", _nested(leaves, lambda leaf: pa.int64())))
+    return groups
+
+
+def parsed_stats_type(leaves: list[StatsLeaf]) -> pa.StructType:
+    return pa.struct(_groups(leaves, lambda leaf: to_arrow_type(leaf.type)))
+
+
+def _typed(column: pa.Array, target: pa.StructType, leaves: dict[tuple[str, ...], StatsLeaf], path: tuple[str, ...]) -> pa.Array:
+    """Text bounds of one stats group cast to the schema's types (unparseable values become null)."""
+    children = []
+    for index, field in enumerate(target):
+        child = column.field(index)
+        if pa.types.is_struct(field.type):
+            children.append(_typed(child, field.type, leaves, (*path, field.name)))
+            continue
+        leaf = leaves[(*path, field.name)]
+        try:
+            if isinstance(leaf.type, PrimitiveType) and leaf.type.name in ("timestamp", "timestamp_ntz"):
+                parsed = parse_timestamp_text(child)
+                children.append(pc.assume_timezone(parsed, "UTC") if leaf.type.name == "timestamp" else parsed)
+            else:
+                children.append(pc.cast(child, field.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
+            log.warning("stats of column %s cannot be typed (%s); writing nulls", ".".join((*path, field.name)), exc)
+            children.append(pa.nulls(len(child), field.type))
+    return pa.StructArray.from_arrays(children, fields=list(target), mask=pc.invert(column.is_valid()))
+
+
+def parsed_stats(stats: pa.Array, leaves: list[StatsLeaf]) -> pa.StructArray:
+    """``stats_parsed`` for each file's stats JSON (null where a file has none)."""
+    target = parsed_stats_type(leaves)
+    if len(stats) == 0:
+        return pa.array([], target)  # type: ignore[return-value]
+    explicit = pa.schema(_groups(leaves, _json_type))
+    data = "\n".join(pc.fill_null(stats, "{}").to_pylist()).encode()
+    try:
+        table = pjson.read_json(
+            io.BytesIO(data),
+            read_options=pjson.ReadOptions(block_size=max(len(data) + 1, 1 << 20)),
+            parse_options=pjson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="ignore"),
+        )
+    except pa.ArrowInvalid as exc:
+        log.warning("file stats cannot be parsed into stats_parsed (%s); writing nulls", exc)
+        return pa.nulls(len(stats), target)  # type: ignore[return-value]
+    by_path = {leaf.physical: leaf for leaf in leaves}
+    columns = []
+    for field in target:
+        column = table.column(field.name).combine_chunks()
+        columns.append(_typed(column, field.type, by_path, ()) if field.name in ("minValues", "maxValues") else column)
+    return pa.StructArray.from_arrays(columns, fields=list(target), mask=pc.is_null(stats))
