@@ -20,7 +20,7 @@ pay for the row index or the joins.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 
 import numpy as np
@@ -114,38 +114,59 @@ def without_field_metadata(data_type: StructType) -> StructType:
 
 def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | None = None) -> DataFrame:
     """Rows of ``snapshot`` (only of ``files``, when given): data from Parquet, partition values from the log."""
+    return read_files(spark, snapshot, snapshot.files if files is None else files)
+
+
+def read_files(
+    spark: SparkSession,
+    snapshot: Snapshot,
+    files: pa.Table,
+    extra_fields: Sequence[StructField] = (),
+    file_columns: Sequence[str] = (),
+) -> DataFrame:
+    """Rows of ``files`` (add, remove or cdc actions) under ``snapshot``'s schema.
+
+    ``extra_fields`` are more columns to read from the data files (``_change_type`` of
+    change data files); ``file_columns`` are columns of ``files`` given to each row of
+    that file (a change's version and timestamp). Both follow the table's columns.
+    """
     snapshot.require_readable(ENGINE_READER_FEATURES)
     schema = spark_schema(snapshot)
     partition_names = {c.lower() for c in snapshot.partition_columns}
     data_fields = [f for f in schema.fields if f.name.lower() not in partition_names]
     mapped = _column_mapping_mode(snapshot) != "none"
-    read_fields = [_physical_field(f) if mapped else f for f in data_fields]
+    read_fields = [_physical_field(f) if mapped else f for f in data_fields] + list(extra_fields)
+    output = [*schema.fields, *extra_fields]
 
-    files = snapshot.files if files is None else files
     if files.num_rows == 0:
-        return spark.createDataFrame([], without_field_metadata(schema))
+        labels = spark.createDataFrame(files.select(list(file_columns))).schema.fields if file_columns else []
+        return spark.createDataFrame([], without_field_metadata(StructType([*output, *labels])))
     if "deletionVector" not in files.column_names:
         raise ValueError(f"{snapshot}: the files to read lack the deletionVector column; pass rows of snapshot.files")
     root = snapshot.table_root
     has_dv = files.column("deletionVector").is_valid()
-    if not mapped and not snapshot.partition_columns and not pc.any(has_dv).as_py():
+    need_lookup = bool(snapshot.partition_columns or file_columns)
+    if not mapped and not need_lookup and not pc.any(has_dv).as_py():
         return _scan(spark, root, files, read_fields)  # already the table's names, types and order
-    data = _scan_without_deleted_rows(spark, snapshot, files, read_fields, has_dv)
+    data = _scan_without_deleted_rows(spark, snapshot, files, read_fields, has_dv, need_lookup)
     # Renaming nested physical names needs a cast; otherwise the scan already has the table's types.
     columns: dict[str, Column] = {
         logical.name: (_col(physical.name).cast(logical.dataType) if mapped else _col(physical.name)).alias(logical.name)
-        for logical, physical in zip(data_fields, read_fields, strict=True)
+        for logical, physical in zip([*data_fields, *extra_fields], read_fields, strict=True)
     }
-    if snapshot.partition_columns:
+    if need_lookup:
         keys = _file_keys(root, files)
         values = typed_partition_values(
             files.column("partitionValues").combine_chunks(), snapshot.schema, snapshot.partition_columns
         )
+        for name in file_columns:
+            values = values.append_column(name, files.column(name))
         lookup = spark.createDataFrame(values.append_column(_FILE_KEY, keys))
         lookup = lookup.select(
             F.col(_FILE_KEY),
             F.lit(True).alias(_MATCHED),
             *[_col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields if f.name.lower() in partition_names],
+            *[_col(name) for name in file_columns],
         )
         data = data.join(F.broadcast(lookup), _FILE_KEY, "left")
         unmatched = F.raise_error(
@@ -160,7 +181,9 @@ def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | Non
         for f in schema.fields:
             if f.name.lower() in partition_names:
                 columns[f.name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name)
-    return data.select(*[columns[f.name] for f in schema.fields])
+        for name in file_columns:
+            columns[name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(name)).alias(name)
+    return data.select(*[columns[f.name] for f in output], *[columns[name] for name in file_columns])
 
 
 def _file_keys(root: str, files: pa.Table) -> pa.Array:
@@ -175,23 +198,23 @@ def _scan(spark: SparkSession, root: str, files: pa.Table, read_fields: list[Str
 
 
 def _scan_without_deleted_rows(
-    spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField], has_dv: pa.Array
+    spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField], has_dv: pa.Array, keyed: bool
 ) -> DataFrame:
-    """The scan less the rows deletion vectors delete, with each row's file key if partitioned.
+    """The scan less the rows deletion vectors delete, with each row's file key if ``keyed``.
 
     Files with and without a DV are scanned apart, so only the former pay for the row
-    index and the joins. The key is only added where the partition join needs it: an
+    index and the joins. The key is only added where the lookup join needs it: an
     unused ``_metadata`` column under a union makes Spark read every metadata field.
     """
     frames = []
     plain = files.filter(pc.invert(has_dv))
     if plain.num_rows:
         scanned = _scan(spark, snapshot.table_root, plain, read_fields)
-        frames.append(scanned.withColumn(_FILE_KEY, F.col("_metadata.file_path")) if snapshot.partition_columns else scanned)
+        frames.append(scanned.withColumn(_FILE_KEY, F.col("_metadata.file_path")) if keyed else scanned)
     with_dv = files.filter(has_dv)
     if with_dv.num_rows:
         without_deleted = _scan_dv_files(spark, snapshot, with_dv, read_fields)
-        frames.append(without_deleted if snapshot.partition_columns else without_deleted.drop(_FILE_KEY))
+        frames.append(without_deleted if keyed else without_deleted.drop(_FILE_KEY))
     return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
 
 

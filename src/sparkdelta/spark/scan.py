@@ -69,7 +69,11 @@ def scan(
 
 
 def load(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
-    """``spark.read.format("delta").load(path)``, honouring ``versionAsOf`` / ``timestampAsOf``."""
+    """``spark.read.format("delta").load(path)``, honouring ``versionAsOf`` / ``timestampAsOf`` and ``readChangeFeed``."""
+    if str(options.get("readchangefeed", "false")).lower() == "true":
+        from .change_feed import load_changes
+
+        return load_changes(spark, path, options)
     version = options.get("versionasof")
     timestamp = options.get("timestampasof")
     if version is not None and timestamp is not None:
