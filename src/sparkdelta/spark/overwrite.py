@@ -59,16 +59,20 @@ def files_to_replace(spark: SparkSession, snapshot: Snapshot, predicate: str) ->
     return candidates, kept
 
 
-def _partition_keys(values: pa.Array, columns: tuple[str, ...]) -> pa.Array:
-    """One comparable string per file from its partition values (null spelled apart from any value)."""
-    parts = [pc.fill_null(pc.binary_join_element_wise("=", pc.map_lookup(values, c, "first"), ""), "\x00") for c in columns]
+def _partition_keys(values: pa.Array, snapshot: Snapshot) -> pa.Array:
+    """One comparable string per file from its typed partition values (null spelled apart from any value).
+
+    Typed, so that spellings of one value (``2024-01-01 00:00:00`` and
+    ``2024-01-01T00:00:00.000000Z``, or keys by display and by physical name) match.
+    """
+    typed = typed_partition_values(values, snapshot.schema, snapshot.partition_columns)
+    parts = [pc.fill_null(pc.binary_join_element_wise("=", pc.cast(c, pa.string()), ""), "\x00") for c in typed.columns]
     return pc.binary_join_element_wise(*parts, "\x01") if parts else pa.array([""] * len(values))
 
 
 def files_in_partitions(snapshot: Snapshot, partitions: list[dict[str, str | None]]) -> pa.Table:
     """Files whose partition values equal one of ``partitions`` (dynamic partition overwrite)."""
-    columns = snapshot.partition_columns
     written = pa.array([list(p.items()) for p in partitions], pa.map_(pa.string(), pa.string()))
-    wanted = _partition_keys(written, columns)
-    current = _partition_keys(snapshot.files.column("partitionValues").combine_chunks(), columns)
+    wanted = _partition_keys(written, snapshot)
+    current = _partition_keys(snapshot.files.column("partitionValues").combine_chunks(), snapshot)
     return snapshot.files.filter(pc.is_in(current, value_set=pc.unique(wanted)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -23,7 +23,7 @@ DEFAULT_NUM_INDEXED_COLS = 32
 
 def _timestamp(value: datetime, round_up: bool) -> str:
     if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        value = value.astimezone(UTC).replace(tzinfo=None)
     if round_up and value.microsecond % 1000:
         value = value + timedelta(microseconds=1000 - value.microsecond % 1000)
     return value.isoformat(timespec="milliseconds") + "Z"
@@ -61,8 +61,13 @@ def indexed_columns(column_paths: list[str], configuration: dict[str, str]) -> s
     return set(column_paths if limit < 0 else column_paths[:limit])
 
 
-def file_stats(path: str, configuration: dict[str, str]) -> tuple[str, int]:
-    """The stats JSON of one Parquet file and its row count."""
+def file_stats(path: str, configuration: dict[str, str], indexed: set[str] | None = None) -> tuple[str, int]:
+    """The stats JSON of one Parquet file and its row count.
+
+    ``indexed`` names the leaf columns to collect, as dotted physical paths (from
+    ``kernel.stats_schema.stats_leaves``); without it they follow the configuration,
+    reading the file's column names as the table's.
+    """
     metadata = pq.ParquetFile(path).metadata
     leaves: dict[str, dict[str, Any]] = {}
     order: list[str] = []
@@ -71,7 +76,8 @@ def file_stats(path: str, configuration: dict[str, str]) -> tuple[str, int]:
         column = schema.column(i)
         if column.max_repetition_level == 0:
             order.append(column.path)
-    indexed = indexed_columns(order, configuration)
+    if indexed is None:
+        indexed = indexed_columns(order, configuration)
     for group_index in range(metadata.num_row_groups):
         group = metadata.row_group(group_index)
         for i in range(group.num_columns):

@@ -3,8 +3,13 @@
 Spark writes the files into a hidden staging directory inside the table; they are moved
 to their final place (``<partition dirs>/part-...snappy.parquet``, named as delta-spark
 names them), their stats are read from the Parquet footers, and the kernel commits
-them. Nothing becomes visible before the commit; a failed write leaves only unreferenced
-files that VACUUM removes.
+them. Nothing becomes visible before the commit; a failed write removes the files it
+wrote.
+
+The metadata a write commits (a new table's, or a schema grown by ``mergeSchema``) is
+prepared by the kernel before any data is written: column-mapped tables need their
+physical names and ids first, and a protocol upgrade the metadata needs is committed
+with it. ``delta.*`` write options become table properties of a table the write creates.
 """
 
 from __future__ import annotations
@@ -14,31 +19,51 @@ import os
 import shutil
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
+from zoneinfo import ZoneInfo
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType, TimestampType
 
-from ..kernel import AddFile, Metadata, Protocol, RemoveFile, SetTransaction, Snapshot, Table, TableNotFoundError
-from ..kernel.errors import DeltaError
-from ..kernel.schema import parse_schema
+from ..kernel import AddFile, Metadata, Protocol, RemoveFile, SetTransaction, Snapshot, Table, TableNotFoundError, metadata_change
+from ..kernel.column_mapping import mapping_mode
+from ..kernel.protocol import require_writable
+from ..kernel.stats_schema import stats_leaves
+from ..kernel.table_properties import normalize_properties
+from .column_mapping import physical_name, to_physical
 from .constraints import Constraint, enforce, table_constraints, violation
+from .generated import generated_checks
 from .overwrite import files_in_partitions, files_to_replace
 from .paths import absolute_path, log_path
 from .stats import file_stats
+from .write_schema import DeltaAnalysisException, check_schema, delta_schema_json, merge_schemas, new_table_schema
+from .write_schema import aligned as aligned_rows
+
+__all__ = [
+    "DeltaAnalysisException",
+    "WriteResult",
+    "remove_actions",
+    "remove_unreferenced",
+    "table_properties",
+    "write_dataframe",
+]
 
 STAGING_DIR = "_delta_staging"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-_MODES = {"append": "Append", "overwrite": "Overwrite", "error": "ErrorIfExists", "errorifexists": "ErrorIfExists",
-          "default": "ErrorIfExists", "ignore": "Ignore"}
-
-
-class DeltaAnalysisException(DeltaError):
-    """A write that does not fit the table (schema, partitioning, mode)."""
+_MODES = {
+    "append": "Append",
+    "overwrite": "Overwrite",
+    "error": "ErrorIfExists",
+    "errorifexists": "ErrorIfExists",
+    "default": "ErrorIfExists",
+    "ignore": "Ignore",
+}
+_DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
+_ALLOW_ARBITRARY = "spark.databricks.delta.allowArbitraryProperties.enabled"
 
 
 @dataclass(frozen=True)
@@ -52,106 +77,71 @@ def _true(options: dict[str, Any], key: str) -> bool:
     return str(options.get(key, "false")).lower() == "true"
 
 
-def _session_default(df: DataFrame, key: str) -> bool:
-    return str(df.sparkSession.conf.get(key, "false")).lower() == "true"
+def _session_flag(spark: SparkSession, key: str) -> bool:
+    return str(spark.conf.get(key, "false")).lower() == "true"
 
 
-def _table_defaults(df: DataFrame) -> dict[str, str]:
-    """``spark.databricks.delta.properties.defaults.*`` settings, as table properties."""
-    prefix = "spark.databricks.delta.properties.defaults."
-    settings = df.sparkSession.conf.getAll
-    return {"delta." + k[len(prefix):]: v for k, v in settings.items() if k.startswith(prefix)}
+def table_properties(spark: SparkSession, given: dict[str, Any], table: str) -> dict[str, str]:
+    """A new table's properties: session defaults (``spark.databricks.delta.properties.defaults.*``)
+    overridden by ``given``, keys spelled canonically and values validated."""
+    allow = _session_flag(spark, _ALLOW_ARBITRARY)
+    defaults = {"delta." + k[len(_DEFAULTS_PREFIX) :]: v for k, v in spark.conf.getAll.items() if k.startswith(_DEFAULTS_PREFIX)}
+    return {**normalize_properties(defaults, table, allow), **normalize_properties(dict(given), table, allow)}
 
 
-def delta_schema_json(schema: StructType) -> str:
-    """Spark's schema JSON with the key order delta-spark writes."""
-    return parse_schema(schema.json()).json()
+def _delta_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Write options that name table properties (``delta.*``), as delta-spark takes them."""
+    return {k: v for k, v in options.items() if k.lower().startswith("delta.")}
 
 
-def _field_text(field: StructField) -> str:
-    return f"{field.name} {field.dataType.simpleString()}"
+def _utc_partition_value(local: str, time_zone: str) -> str:
+    """A timestamp partition directory value (session time) as ISO 8601 UTC, delta-spark's form."""
+    moment = datetime.fromisoformat(local).replace(tzinfo=ZoneInfo(time_zone))
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _merge_schemas(table: StructType, data: StructType, where: str) -> StructType:
-    """Table schema plus the data's new columns at the end (names match case-insensitively)."""
-    by_name = {f.name.lower(): f for f in data.fields}
-    merged = []
-    for field in table.fields:
-        incoming = by_name.pop(field.name.lower(), None)
-        if incoming is not None and incoming.dataType != field.dataType:
-            if isinstance(field.dataType, StructType) and isinstance(incoming.dataType, StructType):
-                field = StructField(field.name, _merge_schemas(field.dataType, incoming.dataType, where), field.nullable, field.metadata)
-            else:
-                raise DeltaAnalysisException(
-                    f"{where}: failed to merge column {field.name}: the table has {field.dataType.simpleString()}, "
-                    f"the data has {incoming.dataType.simpleString()}"
-                )
-        merged.append(field)
-    # New columns are nullable: rows written before them have none.
-    merged.extend(StructField(f.name, f.dataType, True, f.metadata) for f in data.fields if f.name.lower() in by_name)
-    return StructType(merged)
-
-
-def _check_schema(table: StructType, data: StructType, where: str) -> None:
-    """Refuse data whose columns the table does not have, or with other types."""
-    known = {f.name.lower(): f for f in table.fields}
-    extra = [f for f in data.fields if f.name.lower() not in known]
-    different = [
-        (known[f.name.lower()], f) for f in data.fields if f.name.lower() in known and known[f.name.lower()].dataType != f.dataType
-    ]
-    if not extra and not different:
-        return
-    lines = [f"{where}: the data's schema does not match the table's."]
-    if extra:
-        lines.append("Columns not in the table: " + ", ".join(_field_text(f) for f in extra) + ".")
-    for theirs, ours in different:
-        lines.append(f"Column {ours.name}: the table has {theirs.dataType.simpleString()}, the data has {ours.dataType.simpleString()}.")
-    lines.append(
-        "To add the new columns, write with .option('mergeSchema', 'true') (or set "
-        "spark.databricks.delta.schema.autoMerge.enabled=true); to replace the schema, overwrite with "
-        ".option('overwriteSchema', 'true')."
-    )
-    raise DeltaAnalysisException(" ".join(lines))
-
-
-def _protocol_for(schema: StructType, configuration: dict[str, str]) -> Protocol:
-    """The lowest protocol the schema and properties need."""
-    if "timestamp_ntz" in schema.json():
-        return Protocol(3, 7, frozenset({"timestampNtz"}), frozenset({"timestampNtz", "appendOnly", "invariants"}))
-    if configuration.get("delta.enableChangeDataFeed", "false").lower() == "true":
-        return Protocol(1, 4)
-    return Protocol(1, 2)
-
-
-def _aligned(df: DataFrame, schema: StructType, partition_columns: list[str]) -> DataFrame:
-    """Columns in table order, missing ones as typed nulls, names spelled as the table spells them."""
-    present = {f.name.lower(): f.name for f in df.schema.fields}
-    columns = []
-    for field in schema.fields:
-        source = present.get(field.name.lower())
-        value = F.col(f"`{source}`") if source else F.lit(None)
-        columns.append(value.cast(field.dataType).alias(field.name))
-    return df.select(*columns)
-
-
-def _partition_values(relative_dir: str) -> dict[str, str | None]:
+def _partition_values(relative_dir: str, timestamps: set[str], time_zone: str) -> dict[str, str | None]:
     values: dict[str, str | None] = {}
     for part in filter(None, relative_dir.split("/")):
         name, _, raw = part.partition("=")
-        values[unquote(name)] = None if raw == HIVE_NULL else unquote(raw)
+        key, value = unquote(name), (None if raw == HIVE_NULL else unquote(raw))
+        values[key] = _utc_partition_value(value, time_zone) if value is not None and key in timestamps else value
     return values
 
 
-def _write_files(df: DataFrame, root: str, partition_columns: list[str], configuration: dict[str, str], data_change: bool) -> list[AddFile]:
-    """Write ``df`` with Spark into the table and describe the new files as add actions."""
+@dataclass(frozen=True)
+class _Layout:
+    """How rows become files: physical partition columns and which leaves get stats."""
+
+    partition_columns: list[str]
+    timestamp_partitions: set[str]
+    indexed: set[str]
+    time_zone: str
+
+
+def _layout(spark: SparkSession, schema: StructType, metadata: Metadata) -> _Layout:
+    by_name = {f.name.lower(): f for f in schema.fields}
+    partitions = [by_name[c.lower()] for c in metadata.partition_columns]
+    leaves = stats_leaves(metadata.schema, metadata.partition_columns, metadata.configuration)
+    return _Layout(
+        [physical_name(f) for f in partitions],
+        {physical_name(f) for f in partitions if isinstance(f.dataType, TimestampType)},
+        {".".join(leaf.physical) for leaf in leaves},
+        str(spark.conf.get("spark.sql.session.timeZone", "UTC")),
+    )
+
+
+def _write_files(df: DataFrame, root: str, layout: _Layout, configuration: dict[str, str], data_change: bool) -> list[AddFile]:
+    """Write ``df`` (physical columns) with Spark into the table and describe the new files as add actions."""
     staging = f"{root}/{STAGING_DIR}/{uuid.uuid4()}"
-    writer = df.write.mode("errorifexists").option("compression", "snappy")
-    if partition_columns:
-        writer = writer.partitionBy(*partition_columns)
-    writer.parquet(f"file://{staging}")
-    adds = []
+    adds: list[AddFile] = []
+    moved: list[str] = []
     now = int(time.time() * 1000)
     try:
+        writer = df.write.mode("errorifexists").option("compression", "snappy")
+        if layout.partition_columns:
+            writer = writer.partitionBy(*layout.partition_columns)
+        writer.parquet(f"file://{staging}")
         for directory, _, names in os.walk(staging):
             relative_dir = os.path.relpath(directory, staging)
             relative_dir = "" if relative_dir == "." else relative_dir
@@ -162,17 +152,14 @@ def _write_files(df: DataFrame, root: str, partition_columns: list[str], configu
                 target = f"{root}/{relative}"
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 os.replace(f"{directory}/{name}", target)
-                stats, _ = file_stats(target, configuration)
-                adds.append(
-                    AddFile(
-                        log_path(relative),
-                        _partition_values(relative_dir),
-                        os.path.getsize(target),
-                        now,
-                        data_change=data_change,
-                        stats=stats,
-                    )
-                )
+                moved.append(target)
+                stats, _ = file_stats(target, configuration, layout.indexed)
+                partition_values = _partition_values(relative_dir, layout.timestamp_partitions, layout.time_zone)
+                adds.append(AddFile(log_path(relative), partition_values, os.path.getsize(target), now, data_change, stats))
+    except BaseException:
+        for target in moved:
+            os.unlink(target)
+        raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return adds
@@ -183,12 +170,26 @@ def _dynamic_partition_overwrite(df: DataFrame, options: dict[str, Any]) -> bool
     return str(mode).lower() == "dynamic"
 
 
-def _removes(files: pa.Table, data_change: bool) -> list[RemoveFile]:
+def remove_actions(files: pa.Table, data_change: bool) -> list[RemoveFile]:
+    """Remove actions for ``files``, each keyed like its add (path and deletion vector)."""
     now = int(time.time() * 1000)
+    vectors = files.column("deletionVector").to_pylist() if "deletionVector" in files.column_names else [None] * files.num_rows
     return [
-        RemoveFile(p, now, data_change, extended_file_metadata=True, partition_values=dict(pv), size=s)
-        for p, s, pv in zip(
-            files.column("path").to_pylist(), files.column("size").to_pylist(), files.column("partitionValues").to_pylist()
+        RemoveFile(
+            p,
+            now,
+            data_change,
+            extended_file_metadata=True,
+            partition_values=dict(pv),
+            size=s,
+            deletion_vector={k: v for k, v in dv.items() if v is not None} if dv else None,
+        )
+        for p, s, pv, dv in zip(
+            files.column("path").to_pylist(),
+            files.column("size").to_pylist(),
+            files.column("partitionValues").to_pylist(),
+            vectors,
+            strict=True,
         )
     ]
 
@@ -197,9 +198,61 @@ def _num_records(add: AddFile) -> int:
     return int(json.loads(add.stats)["numRecords"]) if add.stats else 0
 
 
-def write_dataframe(
-    df: DataFrame, path: str, mode: str, partition_by: list[str] | None, options: dict[str, Any]
-) -> WriteResult:
+@dataclass
+class _Plan:
+    """The table a write produces: its metadata and protocol, and which of them change."""
+
+    metadata: Metadata
+    protocol: Protocol
+    actions: list[Any]
+
+
+def _plan_new_schema(
+    df: DataFrame, snapshot: Snapshot | None, partition_by: list[str] | None, options: dict[str, Any], where: str
+) -> _Plan:
+    """A new table, or an existing one whose schema ``overwriteSchema`` replaces."""
+    partition_columns = list(partition_by or [])
+    schema = new_table_schema(df.schema)
+    missing = [c for c in partition_columns if c.lower() not in {f.name.lower() for f in schema.fields}]
+    if missing:
+        raise DeltaAnalysisException(f"{where}: partition column(s) {', '.join(missing)} are not in the data")
+    if snapshot is None:
+        metadata = Metadata(
+            str(uuid.uuid4()),
+            delta_schema_json(schema),
+            tuple(partition_columns),
+            table_properties(df.sparkSession, _delta_options(options), where),
+            created_time=int(time.time() * 1000),
+        )
+        prepared, protocol = metadata_change.prepare(metadata, None, None)
+        return _Plan(prepared, protocol, [protocol, prepared])
+    current = snapshot.metadata
+    metadata = replace(current, schema_string=delta_schema_json(schema), partition_columns=tuple(partition_columns))
+    prepared, protocol = metadata_change.prepare(metadata, current, snapshot.protocol, overwrite_schema=True)
+    return _Plan(prepared, protocol, ([] if protocol is snapshot.protocol else [protocol]) + [prepared])
+
+
+def _plan_existing(df: DataFrame, snapshot: Snapshot, partition_by: list[str] | None, merge: bool, where: str) -> _Plan:
+    """An existing table keeping its schema, or growing it with ``mergeSchema``."""
+    schema = StructType.fromJson(snapshot.schema.to_json())
+    partition_columns = list(snapshot.partition_columns)
+    if partition_by and [c.lower() for c in partition_by] != [c.lower() for c in partition_columns]:
+        raise DeltaAnalysisException(
+            f"{where}: partition columns {partition_by} do not match the table's {partition_columns}; "
+            "overwrite with .option('overwriteSchema', 'true') to change them"
+        )
+    if not merge:
+        check_schema(schema, df.schema, where)
+        return _Plan(snapshot.metadata, snapshot.protocol, [])
+    merged = merge_schemas(schema, df.schema, where)
+    if merged == schema:
+        return _Plan(snapshot.metadata, snapshot.protocol, [])
+    metadata = replace(snapshot.metadata, schema_string=delta_schema_json(merged))
+    prepared, protocol = metadata_change.prepare(metadata, snapshot.metadata, snapshot.protocol)
+    return _Plan(prepared, protocol, ([] if protocol is snapshot.protocol else [protocol]) + [prepared])
+
+
+def write_dataframe(df: DataFrame, path: str, mode: str, partition_by: list[str] | None, options: dict[str, Any]) -> WriteResult:
     """``df.write.format("delta").mode(mode).save(path)`` with delta-spark's options."""
     if mode.lower() not in _MODES:
         raise ValueError(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
@@ -211,7 +264,9 @@ def write_dataframe(
         snapshot = None
     where = table.root
     if snapshot is not None and mode_name == "ErrorIfExists":
-        raise DeltaAnalysisException(f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite")
+        raise DeltaAnalysisException(
+            f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite"
+        )
     if snapshot is not None and mode_name == "Ignore":
         return WriteResult(None, 0, 0)
 
@@ -223,61 +278,39 @@ def write_dataframe(
         if done is not None and done.version >= int(str(app_version)):
             return WriteResult(None, 0, 0)
 
-    data_schema = df.schema
-    merge = _true(options, "mergeschema") or _session_default(df, "spark.databricks.delta.schema.autoMerge.enabled")
+    # delta-spark validates delta.* options on every write, though only a new table takes them.
+    normalize_properties(_delta_options(options), where, _session_flag(df.sparkSession, _ALLOW_ARBITRARY))
+    merge = _true(options, "mergeschema") or _session_flag(df.sparkSession, "spark.databricks.delta.schema.autoMerge.enabled")
     overwrite_schema = mode_name == "Overwrite" and _true(options, "overwriteschema")
-    actions: list[Any] = []
     if snapshot is None or overwrite_schema:
-        partition_columns = list(partition_by or [])
-        schema = StructType([StructField(f.name, f.dataType, True, f.metadata) for f in data_schema.fields])
-        missing = [c for c in partition_columns if c.lower() not in {f.name.lower() for f in schema.fields}]
-        if missing:
-            raise DeltaAnalysisException(f"{where}: partition column(s) {', '.join(missing)} are not in the data")
-        configuration = dict(snapshot.configuration) if snapshot else _table_defaults(df)
-        metadata = Metadata(
-            snapshot.metadata.id if snapshot else str(uuid.uuid4()),
-            delta_schema_json(schema),
-            tuple(partition_columns),
-            configuration,
-            created_time=snapshot.metadata.created_time if snapshot else int(time.time() * 1000),
-        )
-        actions.append(metadata)
-        if snapshot is None:
-            actions.insert(0, _protocol_for(schema, configuration))
+        plan = _plan_new_schema(df, snapshot, partition_by, options, where)
     else:
-        schema = StructType.fromJson(snapshot.schema.to_json())
-        partition_columns = list(snapshot.partition_columns)
-        if partition_by and [c.lower() for c in partition_by] != [c.lower() for c in partition_columns]:
-            raise DeltaAnalysisException(
-                f"{where}: partition columns {partition_by} do not match the table's {partition_columns}; "
-                "overwrite with .option('overwriteSchema', 'true') to change them"
-            )
-        if merge:
-            merged = _merge_schemas(schema, data_schema, where)
-            if merged != schema:
-                schema = merged
-                actions.append(
-                    Metadata(
-                        snapshot.metadata.id, delta_schema_json(schema), tuple(partition_columns), dict(snapshot.configuration),
-                        name=snapshot.metadata.name, description=snapshot.metadata.description,
-                        created_time=snapshot.metadata.created_time,
-                    )
-                )
-        else:
-            _check_schema(schema, data_schema, where)
+        plan = _plan_existing(df, snapshot, partition_by, merge, where)
+    # Refuse a table we cannot write before writing any data.
+    require_writable(plan.protocol, plan.metadata, where)
+    if snapshot is not None:
+        require_writable(snapshot.protocol, snapshot.metadata, where)
+    return _write(df, table, snapshot, plan, mode_name, options)
 
-    configuration = next((a.configuration for a in actions if isinstance(a, Metadata)), snapshot.configuration if snapshot else {})
+
+def _write(
+    df: DataFrame, table: Table, snapshot: Snapshot | None, plan: _Plan, mode_name: str, options: dict[str, Any]
+) -> WriteResult:
+    where = table.root
+    metadata = plan.metadata
+    schema = StructType.fromJson(metadata.schema.to_json())
+    configuration = metadata.configuration
     data_change = not (str(options.get("datachange", "true")).lower() == "false")
     replace_where = options.get("replacewhere") if mode_name == "Overwrite" and snapshot is not None else None
     dynamic = mode_name == "Overwrite" and snapshot is not None and _dynamic_partition_overwrite(df, options)
-    if dynamic and not partition_columns:
+    if dynamic and not metadata.partition_columns:
         raise DeltaAnalysisException(f"{where}: dynamic partition overwrite needs a partitioned table")
     if dynamic and replace_where:
         raise DeltaAnalysisException(f"{where}: replaceWhere cannot be combined with dynamic partition overwrite")
 
     transaction = table.transaction(read_snapshot=snapshot)
-    data = _aligned(df, schema, partition_columns)
-    checks = table_constraints(schema, configuration)
+    data = aligned_rows(df, schema)
+    checks = table_constraints(schema, configuration) + generated_checks(schema, {c.lower() for c in df.columns})
     replaced: pa.Table | None = None
     if replace_where and snapshot is not None:
         checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
@@ -286,10 +319,16 @@ def write_dataframe(
         if kept_rows is not None:
             data = enforce(data, checks).unionByName(enforce(kept_rows, table_constraints(schema, configuration)))
             checks = []
+    rows = enforce(data, checks)
+    if mapping_mode(configuration) != "none":
+        rows = to_physical(rows, schema)
     try:
-        adds = _write_files(enforce(data, checks), table.root, partition_columns, configuration, data_change)
+        adds = _write_files(rows, table.root, _layout(df.sparkSession, schema, metadata), configuration, data_change)
     except Exception as exc:
-        raise violation(exc, where) or exc
+        found = violation(exc, where)
+        if found is None:
+            raise
+        raise found from exc
 
     removes: list[RemoveFile] = []
     if snapshot is not None and mode_name == "Overwrite":
@@ -301,42 +340,31 @@ def write_dataframe(
             transaction.mark_files_read(targets.column("path").to_pylist())
         else:
             transaction.mark_read_whole_table()
-        removes = _removes(targets, data_change)
+        removes = remove_actions(targets, data_change)
+    actions = list(plan.actions)
+    app_id = options.get("txnappid")
     if app_id is not None:
-        actions.append(SetTransaction(str(app_id), int(str(app_version)), int(time.time() * 1000)))
+        actions.append(SetTransaction(str(app_id), int(str(options.get("txnversion"))), int(time.time() * 1000)))
         transaction.mark_app_transaction_read(str(app_id))
     num_rows = sum(_num_records(a) for a in adds)
     try:
-        result = _commit(transaction, actions, removes, adds, mode_name, partition_columns, num_rows, options, df)
+        result = transaction.commit(
+            [*actions, *removes, *adds],
+            "WRITE",
+            {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))},
+            {
+                "numFiles": len(adds),
+                "numOutputRows": num_rows,
+                "numOutputBytes": sum(a.size for a in adds),
+                "numRemovedFiles": len(removes),
+            },
+            user_metadata=options.get("usermetadata")
+            or df.sparkSession.conf.get("spark.databricks.delta.commitInfo.userMetadata", None),
+        )
     except BaseException:
         remove_unreferenced(table.root, adds)
         raise
     return WriteResult(result.version, len(adds), num_rows)
-
-
-def _commit(
-    transaction: Any,
-    actions: list[Any],
-    removes: list[RemoveFile],
-    adds: list[AddFile],
-    mode_name: str,
-    partition_columns: list[str],
-    num_rows: int,
-    options: dict[str, Any],
-    df: DataFrame,
-) -> Any:
-    return transaction.commit(
-        [*actions, *removes, *adds],
-        "WRITE",
-        {"mode": mode_name, "partitionBy": json.dumps(partition_columns)},
-        {
-            "numFiles": len(adds),
-            "numOutputRows": num_rows,
-            "numOutputBytes": sum(a.size for a in adds),
-            "numRemovedFiles": len(removes),
-        },
-        user_metadata=options.get("usermetadata") or df.sparkSession.conf.get("spark.databricks.delta.commitInfo.userMetadata", None),
-    )
 
 
 def remove_unreferenced(root: str, adds: list[AddFile]) -> None:
