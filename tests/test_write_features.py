@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from decimal import Decimal
 from pathlib import Path
 
@@ -607,3 +608,46 @@ def test_builder_refusals(spark: SparkSession, tmp_path: Path) -> None:
     with pytest.raises(DeltaAnalysisException, match="needs a tableName or a location"):
         DeltaTableBuilder(spark, "create").addColumn("id", "INT").execute()
     assert _state(path) == (None, [])
+
+
+def test_overwrite_schema_refuses_to_keep_rows_of_the_old_schema(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.range(4).withColumn("p", F.col("id") % 2).write.format("delta").partitionBy("p").save(path)
+    before = _state(path)
+    new = (
+        spark.createDataFrame([(1, "x")], "p long, label string")
+        .write.format("delta")
+        .mode("overwrite")
+        .option("overwriteSchema", "true")
+    )
+    with pytest.raises(DeltaAnalysisException, match="overwriteSchema cannot be combined with replaceWhere"):
+        new.option("replaceWhere", "p = 1").save(path)
+    with pytest.raises(DeltaAnalysisException, match="overwriteSchema cannot be combined"):
+        new.option("partitionOverwriteMode", "dynamic").save(path)
+    assert _state(path) == before
+
+
+def test_the_builder_registers_named_tables(spark: SparkSession, tmp_path: Path) -> None:
+    from sparkdelta.spark import catalog
+
+    suffix = uuid.uuid4().hex[:8]
+    managed, external = f"default.builder_managed_{suffix}", f"default.builder_external_{suffix}"
+    DeltaTableBuilder(spark, "create").tableName(managed).addColumn("id", "INT").comment("managed one").execute()
+    entry = catalog.lookup(spark, managed)
+    assert entry is not None and entry.managed
+    (info,) = [a["commitInfo"] for a in _actions(entry.location, 0) if "commitInfo" in a]
+    assert info["operationParameters"]["isManaged"] == "true"
+    with pytest.raises(DeltaAnalysisException, match=f"TABLE_OR_VIEW_ALREADY_EXISTS.*{managed}"):
+        DeltaTableBuilder(spark, "create").tableName(managed).addColumn("id", "INT").execute()
+    # An existing table at a location gets a name when the given schema matches it.
+    path = str(tmp_path / "ext")
+    spark.createDataFrame([(1, "a")], "id int, s string").write.format("delta").save(path)
+    DeltaTableBuilder(spark, "create").tableName(external).location(path).addColumn("id", "INT").addColumn(
+        "s", "STRING"
+    ).execute()
+    entry = catalog.lookup(spark, external)
+    assert entry is not None and not entry.managed and Table(entry.location).root == Table(path).root
+    assert Table(path).latest_version() == 0
+    assert [tuple(r) for r in spark.table(external).collect()] == [(1, "a")]
+    replaced = DeltaTableBuilder(spark, "replace").tableName(external).addColumn("x", "DOUBLE").execute()
+    assert replaced.toDF().columns == ["x"] and Table(path).latest_version() == 1

@@ -282,6 +282,11 @@ def write_dataframe(df: DataFrame, path: str, mode: str, partition_by: list[str]
     normalize_properties(_delta_options(options), where, _session_flag(df.sparkSession, _ALLOW_ARBITRARY))
     merge = _true(options, "mergeschema") or _session_flag(df.sparkSession, "spark.databricks.delta.schema.autoMerge.enabled")
     overwrite_schema = mode_name == "Overwrite" and _true(options, "overwriteschema")
+    if overwrite_schema and snapshot is not None and (options.get("replacewhere") or _dynamic_partition_overwrite(df, options)):
+        raise DeltaAnalysisException(
+            f"{where}: overwriteSchema cannot be combined with replaceWhere or dynamic partition overwrite, "
+            "which keep rows of the old schema"
+        )
     if snapshot is None or overwrite_schema:
         plan = _plan_new_schema(df, snapshot, partition_by, options, where)
     else:
