@@ -351,11 +351,15 @@ def test_turning_name_mapping_on_keeps_old_files_readable(spark: SparkSession, t
     assert _rs_rows(path, "id") == _rs_model(_model(old + new))
 
 
+@pytest.mark.parametrize(
+    ("zone", "utc"),
+    [("America/New_York", "2024-03-10T16:30:00.250000Z"), ("+02:00", "2024-03-10T10:30:00.250000Z")],
+)
 def test_timestamp_partition_values_are_written_in_utc_whatever_the_session_time_zone(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, zone: str, utc: str
 ) -> None:
     path = str(tmp_path / "t")
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    spark.conf.set("spark.sql.session.timeZone", zone)
     try:
         df = spark.createDataFrame([(1, "2024-03-10 12:30:00.25")], "id int, s string").select(
             "id", F.to_timestamp("s").alias("at")
@@ -364,8 +368,8 @@ def test_timestamp_partition_values_are_written_in_utc_whatever_the_session_time
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     (add,) = _action(path, 0, "add")
-    assert add["partitionValues"] == {"at": "2024-03-10T16:30:00.250000Z"}
-    expected = dt.datetime(2024, 3, 10, 16, 30, 0, 250000)
+    assert add["partitionValues"] == {"at": utc}
+    expected = dt.datetime.fromisoformat(utc.replace("Z", "")).replace(tzinfo=None)
     assert spark.read.format("delta").load(path).collect()[0].at == expected
     (theirs,) = deltalake.DeltaTable(path).to_pyarrow_table().to_pylist()
     assert theirs["at"].replace(tzinfo=None) == expected

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 import uuid
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any
 from urllib.parse import unquote
 from zoneinfo import ZoneInfo
@@ -94,9 +95,20 @@ def _delta_options(options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k.lower().startswith("delta.")}
 
 
+def _zone(time_zone: str) -> tzinfo:
+    """A Spark session time zone: a region id (``Europe/Paris``) or an offset (``+02:00``, ``UTC-5``)."""
+    if time_zone.strip().upper() in ("Z", "UTC", "GMT"):
+        return UTC
+    offset = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?", time_zone.strip())
+    if offset:
+        sign = -1 if offset.group(1) == "-" else 1
+        return timezone(sign * timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3) or 0)))
+    return ZoneInfo(time_zone.strip())
+
+
 def _utc_partition_value(local: str, time_zone: str) -> str:
     """A timestamp partition directory value (session time) as ISO 8601 UTC, delta-spark's form."""
-    moment = datetime.fromisoformat(local).replace(tzinfo=ZoneInfo(time_zone))
+    moment = datetime.fromisoformat(local).replace(tzinfo=_zone(time_zone))
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
