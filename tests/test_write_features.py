@@ -655,3 +655,18 @@ def test_the_builder_registers_named_tables(spark: SparkSession, tmp_path: Path)
     assert [tuple(r) for r in spark.table(external).collect()] == [(1, "a")]
     replaced = DeltaTableBuilder(spark, "replace").tableName(external).addColumn("x", "DOUBLE").execute()
     assert replaced.toDF().columns == ["x"] and Table(path).latest_version() == 1
+
+
+def test_properties_and_description_given_by_a_caller_apply_to_a_new_table(spark: SparkSession, tmp_path: Path) -> None:
+    from sparkdelta.spark.write import write_dataframe
+
+    path = str(tmp_path / "t")
+    properties = {"owner": "ops", "delta.appendOnly": "true"}
+    write_dataframe(spark.range(2), path, "errorifexists", None, {"delta.checkpointinterval": "5"}, properties, "ctas table")
+    (metadata,) = _action(path, 0, "metaData")
+    assert metadata["configuration"] == {"delta.checkpointInterval": "5", "owner": "ops", "delta.appendOnly": "true"}
+    assert metadata["description"] == "ctas table"
+    before = _state(path)
+    with pytest.raises(InvalidTablePropertyError, match="delta.appendOnly"):
+        write_dataframe(spark.range(2), path, "append", None, {}, {"delta.appendOnly": "sometimes"})
+    assert _state(path) == before

@@ -220,9 +220,15 @@ class _Plan:
 
 
 def _plan_new_schema(
-    df: DataFrame, snapshot: Snapshot | None, partition_by: list[str] | None, options: dict[str, Any], where: str
+    df: DataFrame,
+    snapshot: Snapshot | None,
+    partition_by: list[str] | None,
+    properties: dict[str, Any],
+    description: str | None,
+    where: str,
 ) -> _Plan:
-    """A new table, or an existing one whose schema ``overwriteSchema`` replaces."""
+    """A new table (with ``properties`` and ``description``), or an existing one whose schema
+    ``overwriteSchema`` replaces."""
     partition_columns = list(partition_by or [])
     schema = new_table_schema(df.schema)
     missing = [c for c in partition_columns if c.lower() not in {f.name.lower() for f in schema.fields}]
@@ -233,7 +239,8 @@ def _plan_new_schema(
             str(uuid.uuid4()),
             delta_schema_json(schema),
             tuple(partition_columns),
-            table_properties(df.sparkSession, _delta_options(options), where),
+            table_properties(df.sparkSession, properties, where),
+            description=description,
             created_time=int(time.time() * 1000),
         )
         prepared, protocol = metadata_change.prepare(metadata, None, None)
@@ -264,8 +271,20 @@ def _plan_existing(df: DataFrame, snapshot: Snapshot, partition_by: list[str] | 
     return _Plan(prepared, protocol, ([] if protocol is snapshot.protocol else [protocol]) + [prepared])
 
 
-def write_dataframe(df: DataFrame, path: str, mode: str, partition_by: list[str] | None, options: dict[str, Any]) -> WriteResult:
-    """``df.write.format("delta").mode(mode).save(path)`` with delta-spark's options."""
+def write_dataframe(
+    df: DataFrame,
+    path: str,
+    mode: str,
+    partition_by: list[str] | None,
+    options: dict[str, Any],
+    properties: dict[str, str] | None = None,
+    description: str | None = None,
+) -> WriteResult:
+    """``df.write.format("delta").mode(mode).save(path)`` with delta-spark's options.
+
+    ``properties`` (any keys, e.g. a CTAS's TBLPROPERTIES) and ``description`` apply when
+    the write creates the table, as its ``delta.*`` options do.
+    """
     if mode.lower() not in _MODES:
         raise ValueError(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
     mode_name = _MODES[mode.lower()]
@@ -291,7 +310,8 @@ def write_dataframe(df: DataFrame, path: str, mode: str, partition_by: list[str]
             return WriteResult(None, 0, 0)
 
     # delta-spark validates delta.* options on every write, though only a new table takes them.
-    normalize_properties(_delta_options(options), where, _session_flag(df.sparkSession, _ALLOW_ARBITRARY))
+    given = {**_delta_options(options), **(properties or {})}
+    normalize_properties(given, where, _session_flag(df.sparkSession, _ALLOW_ARBITRARY))
     merge = _true(options, "mergeschema") or _session_flag(df.sparkSession, "spark.databricks.delta.schema.autoMerge.enabled")
     overwrite_schema = mode_name == "Overwrite" and _true(options, "overwriteschema")
     if overwrite_schema and snapshot is not None and (options.get("replacewhere") or _dynamic_partition_overwrite(df, options)):
@@ -300,7 +320,7 @@ def write_dataframe(df: DataFrame, path: str, mode: str, partition_by: list[str]
             "which keep rows of the old schema"
         )
     if snapshot is None or overwrite_schema:
-        plan = _plan_new_schema(df, snapshot, partition_by, options, where)
+        plan = _plan_new_schema(df, snapshot, partition_by, given, description, where)
     else:
         plan = _plan_existing(df, snapshot, partition_by, merge, where)
     # Refuse a table we cannot write before writing any data.
