@@ -274,3 +274,21 @@ def test_session_defaults_become_properties_of_new_tables(spark, tmp_path: Path)
     finally:
         spark.conf.unset(key)
     assert Table(str(tmp_path / "t")).snapshot().configuration == {"delta.checkpointInterval": "3"}
+
+
+def test_rows_can_be_addressed_by_file_and_row_index(spark, tmp_path: Path) -> None:
+    """DML finds rows by (file, row index): both must be exact, per file, from zero."""
+    import pyarrow.parquet as pq
+
+    from sparkdelta.spark.read import ROW_INDEX_COLUMN, read_files
+
+    path = str(tmp_path / "addressed")
+    spark.range(0, 300, 1, 3).selectExpr("id", "id % 2 AS p").write.format("delta").partitionBy("p").save(path)
+    snapshot = Table(path).snapshot()
+    files = snapshot.files.append_column("__file", snapshot.files.column("path"))
+    rows = read_files(spark, snapshot, files, file_columns=["__file"], with_row_index=True).collect()
+    assert len(rows) == 300
+    for file in {r["__file"] for r in rows}:
+        on_disk = pq.read_table(f"{path}/{file}").column("id").to_pylist()
+        ours = sorted((r[ROW_INDEX_COLUMN], r["id"]) for r in rows if r["__file"] == file)
+        assert ours == list(enumerate(on_disk))

@@ -18,6 +18,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from .builder import IdentityGenerator
 from .kernel import Table, TableNotFoundError
 from .kernel.errors import DeltaError
 from .kernel.protocol import reader_features, writer_features
@@ -25,6 +26,8 @@ from .spark.read import read_snapshot
 
 if TYPE_CHECKING:
     from .builder import DeltaTableBuilder
+
+__all__ = ["DeltaTable", "IdentityGenerator"]
 
 HISTORY_SCHEMA = StructType(
     [

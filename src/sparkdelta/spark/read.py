@@ -50,6 +50,8 @@ ENGINE_READER_FEATURES = frozenset(
 )
 
 _FILE_KEY = "__sparkdelta_file"
+# A row's position in its data file, for DML (see ``read_files``).
+ROW_INDEX_COLUMN = "__sparkdelta_row_index"
 _MATCHED = "__sparkdelta_matched"
 _FILE_ID = "__sparkdelta_file_id"
 _ROW_INDEX = "__sparkdelta_row_index"
@@ -123,12 +125,15 @@ def read_files(
     files: pa.Table,
     extra_fields: Sequence[StructField] = (),
     file_columns: Sequence[str] = (),
+    with_row_index: bool = False,
 ) -> DataFrame:
     """Rows of ``files`` (add, remove or cdc actions) under ``snapshot``'s schema.
 
     ``extra_fields`` are more columns to read from the data files (``_change_type`` of
     change data files); ``file_columns`` are columns of ``files`` given to each row of
-    that file (a change's version and timestamp). Both follow the table's columns.
+    that file (a change's version and timestamp). Both follow the table's columns, and
+    then, if ``with_row_index``, each row's position in its file (``ROW_INDEX_COLUMN``),
+    which with a file column of ``path`` addresses a row for DML.
     """
     snapshot.require_readable(ENGINE_READER_FEATURES)
     schema = spark_schema(snapshot)
@@ -146,9 +151,9 @@ def read_files(
     root = snapshot.table_root
     has_dv = files.column("deletionVector").is_valid()
     need_lookup = bool(snapshot.partition_columns or file_columns)
-    if not mapped and not need_lookup and not pc.any(has_dv).as_py():
+    if not mapped and not need_lookup and not with_row_index and not pc.any(has_dv).as_py():
         return _scan(spark, root, files, read_fields)  # already the table's names, types and order
-    data = _scan_without_deleted_rows(spark, snapshot, files, read_fields, has_dv, need_lookup)
+    data = _scan_without_deleted_rows(spark, snapshot, files, read_fields, has_dv, need_lookup, with_row_index)
     # Renaming nested physical names needs a cast; otherwise the scan already has the table's types.
     columns: dict[str, Column] = {
         logical.name: (_col(physical.name).cast(logical.dataType) if mapped else _col(physical.name)).alias(logical.name)
@@ -183,7 +188,8 @@ def read_files(
                 columns[f.name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name)
         for name in file_columns:
             columns[name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(name)).alias(name)
-    return data.select(*[columns[f.name] for f in output], *[columns[name] for name in file_columns])
+    row_index = [F.col(_ROW_INDEX).alias(ROW_INDEX_COLUMN)] if with_row_index else []
+    return data.select(*[columns[f.name] for f in output], *[columns[name] for name in file_columns], *row_index)
 
 
 def _file_keys(root: str, files: pa.Table) -> pa.Array:
@@ -198,9 +204,15 @@ def _scan(spark: SparkSession, root: str, files: pa.Table, read_fields: list[Str
 
 
 def _scan_without_deleted_rows(
-    spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField], has_dv: pa.Array, keyed: bool
+    spark: SparkSession,
+    snapshot: Snapshot,
+    files: pa.Table,
+    read_fields: list[StructField],
+    has_dv: pa.Array,
+    keyed: bool,
+    with_row_index: bool,
 ) -> DataFrame:
-    """The scan less the rows deletion vectors delete, with each row's file key if ``keyed``.
+    """The scan less the rows deletion vectors delete, with each row's file key if ``keyed`` (and row index).
 
     Files with and without a DV are scanned apart, so only the former pay for the row
     index and the joins. The key is only added where the lookup join needs it: an
@@ -210,16 +222,20 @@ def _scan_without_deleted_rows(
     plain = files.filter(pc.invert(has_dv))
     if plain.num_rows:
         scanned = _scan(spark, snapshot.table_root, plain, read_fields)
-        frames.append(scanned.withColumn(_FILE_KEY, F.col("_metadata.file_path")) if keyed else scanned)
+        if keyed:
+            scanned = scanned.withColumn(_FILE_KEY, F.col("_metadata.file_path"))
+        frames.append(scanned.withColumn(_ROW_INDEX, F.col("_metadata.row_index")) if with_row_index else scanned)
     with_dv = files.filter(has_dv)
     if with_dv.num_rows:
         without_deleted = _scan_dv_files(spark, snapshot, with_dv, read_fields)
+        if not with_row_index:
+            without_deleted = without_deleted.drop(_ROW_INDEX)
         frames.append(without_deleted if keyed else without_deleted.drop(_FILE_KEY))
     return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
 
 
 def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField]) -> DataFrame:
-    """Rows of files that all carry a DV, less the deleted ones, with their file key.
+    """Rows of files that all carry a DV, less the deleted ones, with their file key and row index.
 
     Each row's file is numbered through a broadcast lookup of the keys Spark spells, which
     fails loudly on a key it lacks: a spelling mismatch must not keep deleted rows. The
@@ -242,7 +258,7 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
         _FILE_ID, F.when(F.col(_FILE_ID).isNull(), unmatched).otherwise(F.col(_FILE_ID))
     )
     deleted = _deleted_rows(spark, snapshot, files)
-    return numbered.join(deleted, [_FILE_ID, _ROW_INDEX], "left_anti").drop(_FILE_ID, _ROW_INDEX)
+    return numbered.join(deleted, [_FILE_ID, _ROW_INDEX], "left_anti").drop(_FILE_ID)
 
 
 def _deleted_rows(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:
