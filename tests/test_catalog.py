@@ -75,7 +75,15 @@ def test_save_as_table_modes(spark: SparkSession, database: str) -> None:
     spark.range(50, 52).write.format("delta").mode("overwrite").saveAsTable(name)
     assert _rows(spark.table(name)) == _rs_rows(location, ["id"]) == Counter({(50,): 1, (51,): 1})
     assert sorted(r.id for r in spark.read.format("delta").option("versionAsOf", 0).table(name).collect()) == list(range(5))
-    assert [h["operation"] for h in DeltaTable.forName(spark, name).history().collect()] == ["WRITE"] * 4
+    assert [h["operation"] for h in DeltaTable.forName(spark, name).history().collect()] == [
+        "CREATE OR REPLACE TABLE AS SELECT",
+        "WRITE",
+        "WRITE",
+        "CREATE TABLE AS SELECT",
+    ]
+    # Overwriting a named table replaces its schema, as delta-spark's saveAsTable does.
+    spark.range(2).selectExpr("CAST(id AS STRING) AS label").write.format("delta").mode("overwrite").saveAsTable(name)
+    assert _rows(spark.table(name)) == _rs_rows(location, ["label"]) == Counter({("0",): 1, ("1",): 1})
 
 
 def test_external_table_keeps_its_data_when_dropped(spark: SparkSession, database: str, tmp_path: Path) -> None:
@@ -118,7 +126,14 @@ def test_create_table_as_select(spark: SparkSession, database: str) -> None:
     location = lookup(spark, name).location  # type: ignore[union-attr]
     assert Table(location).snapshot().partition_columns == ("p",)
     assert _rows(spark.table(name)) == _rs_rows(location, ["id", "p"])
-    spark.sql(f"CREATE OR REPLACE TABLE {name} USING delta AS SELECT 'x' AS letter")
+    spark.sql(
+        f"CREATE OR REPLACE TABLE {name} USING delta COMMENT 'letters' "
+        "TBLPROPERTIES ('delta.logRetentionDuration' = 'interval 60 days', 'owner.team' = 'rides') AS SELECT 'x' AS letter"
+    )
+    detail = DeltaTable.forName(spark, name).detail().first()
+    assert detail["description"] == "letters"
+    assert detail["properties"] == {"delta.logRetentionDuration": "interval 60 days", "owner.team": "rides"}
+    assert DeltaTable.forName(spark, name).history(1).first()["operation"] == "CREATE OR REPLACE TABLE AS SELECT"
     assert _rows(spark.table(name)) == Counter({("x",): 1})
     assert Table(location).latest_version() == 1
     spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING delta AS SELECT 'y' AS letter")
@@ -200,3 +215,13 @@ def test_named_tables_persist_across_sessions(tmp_path: Path, spark: SparkSessio
         )
         assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"trips": list(range(6)), "outside": [10, 11]}
+
+
+def test_delta_options_keep_their_spelling(spark: SparkSession, database: str) -> None:
+    name = f"{database}.constrained"
+    spark.range(1, 4).write.format("delta").option("delta.constraints.PositiveId", "id > 0").saveAsTable(name)
+    location = lookup(spark, name).location  # type: ignore[union-attr]
+    assert Table(location).snapshot().configuration["delta.constraints.PositiveId"] == "id > 0"
+    with pytest.raises(Exception, match="PositiveId"):
+        spark.range(-1, 0).write.format("delta").mode("append").saveAsTable(name)
+    assert Table(location).latest_version() == 0

@@ -12,6 +12,7 @@ Spark refuses to create a managed entry over a non-empty directory.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,11 +162,24 @@ def read_table(spark: SparkSession, name: str, options: dict[str, Any]) -> DataF
     return load(spark, delta_entry(spark, name).location, options)
 
 
-def save_as_table(df: DataFrame, name: str, mode: str, partition_by: list[str] | None, options: dict[str, Any]) -> None:
+def save_as_table(
+    df: DataFrame,
+    name: str,
+    mode: str,
+    partition_by: list[str] | None,
+    options: dict[str, Any],
+    properties: dict[str, str] | None = None,
+    description: str | None = None,
+    replace: bool = False,
+) -> None:
     """``df.write.format("delta").saveAsTable(name)``: write at the table's location, registering new names.
 
     ``option("path", ...)`` makes an external table; otherwise a new table is managed,
-    under the warehouse. A failed first write leaves no catalog entry behind.
+    under the warehouse. A failed first write leaves no catalog entry behind. As in
+    delta-spark, creating a table is a ``CREATE TABLE AS SELECT`` and overwriting one a
+    ``CREATE OR REPLACE TABLE AS SELECT`` (its schema is replaced); ``replace`` makes a
+    new table's commit a replace too (SQL ``CREATE OR REPLACE TABLE ... AS SELECT``).
+    ``properties`` and ``description`` (TBLPROPERTIES and COMMENT) apply to a new table.
     """
     from .write import write_dataframe
 
@@ -174,6 +188,15 @@ def save_as_table(df: DataFrame, name: str, mode: str, partition_by: list[str] |
     path = options.pop("path", None)
     entry = lookup(spark, name)
     mode_name = mode.lower()
+
+    def as_select(operation: str, managed: bool) -> tuple[str, dict[str, Any]]:
+        return operation, {
+            "isManaged": str(managed).lower(),
+            "description": description,
+            "partitionBy": json.dumps(partition_by or []),
+            "properties": json.dumps(properties or {}),
+        }
+
     if entry is not None:
         if not entry.is_delta:
             raise DeltaCatalogError(f"{entry.name} exists and is not a Delta table (its provider is {entry.provider!r})")
@@ -183,16 +206,22 @@ def save_as_table(df: DataFrame, name: str, mode: str, partition_by: list[str] |
             return
         if path is not None and local_path(path) != entry.location:
             raise DeltaCatalogError(f"{entry.name} is at {entry.location}, not at the given path {path}")
-        write_dataframe(df, entry.location, mode, partition_by, options)
+        operation = None
+        if mode_name == "overwrite":
+            options["overwriteschema"] = "true"
+            operation = as_select("CREATE OR REPLACE TABLE AS SELECT", entry.managed)
+        write_dataframe(df, entry.location, mode, partition_by, options, properties, description, operation)
         return
+    create = "CREATE OR REPLACE TABLE AS SELECT" if replace else "CREATE TABLE AS SELECT"
     if path is not None:
         location = local_path(path)
-        write_dataframe(df, location, mode, partition_by, options)
-        register(spark, name, location, managed=False)
+        write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, False))
+        register(spark, name, location, managed=False, comment=description)
         return
-    register(spark, name, default_location(spark, name), managed=True, schema=df.schema)
+    location = default_location(spark, name)
+    register(spark, name, location, managed=True, schema=df.schema, comment=description)
     try:
-        write_dataframe(df, default_location(spark, name), mode, partition_by, options)
+        write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, True))
     except BaseException:
         unregister(spark, name)
         raise

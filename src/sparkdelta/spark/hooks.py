@@ -36,12 +36,21 @@ def _record_format(state: dict[str, Any], source: str) -> None:
     state["format"] = source.lower()
 
 
+def _option_key(key: str) -> str:
+    """Options match case-insensitively; ``delta.*`` table properties keep their spelling (constraint names)."""
+    return key if key.lower().startswith("delta.") else key.lower()
+
+
+def _keyed(options: dict[str, Any]) -> dict[str, Any]:
+    return {_option_key(k): v for k, v in options.items()}
+
+
 def _record_option(state: dict[str, Any], key: str, value: Any) -> None:
-    state["options"][key.lower()] = value
+    state["options"][_option_key(key)] = value
 
 
 def _record_options(state: dict[str, Any], **options: Any) -> None:
-    state["options"].update({k.lower(): v for k, v in options.items()})
+    state["options"].update(_keyed(options))
 
 
 def _record_mode(state: dict[str, Any], mode: str | None) -> None:
@@ -63,7 +72,7 @@ def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
 
         if not isinstance(path, str):
             raise ValueError("format('delta').load() needs one table path")
-        merged = {**state["options"], **{k.lower(): v for k, v in options.items()}}
+        merged = {**state["options"], **_keyed(options)}
         return load_delta(self._spark, path, merged)
 
     return load
@@ -91,7 +100,7 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
             path,
             mode=(mode or state["mode"] or "errorifexists"),
             partition_by=_partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
-            options={**state["options"], **{k.lower(): v for k, v in options.items()}},
+            options={**state["options"], **_keyed(options)},
         )
         return None
 
@@ -127,7 +136,7 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
             name,
             mode or state["mode"] or "errorifexists",
             _partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
-            {**state["options"], **{k.lower(): v for k, v in options.items()}},
+            {**state["options"], **_keyed(options)},
         )
         return None
 

@@ -101,15 +101,24 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
 
     assert statement.query is not None
     df: DataFrame = run_sql(spark, statement.query.sql(dialect="spark"))
-    options: dict[str, Any] = dict(statement.properties)
+    options: dict[str, Any] = {}
     if statement.location:
         options["path"] = statement.location
     mode = "errorifexists"
     if statement.replace:
-        mode, options["overwriteschema"] = "overwrite", "true"
+        mode = "overwrite"
     elif statement.if_not_exists:
         mode = "ignore"
-    save_as_table(df, statement.name, mode, statement.partition_by or None, options)
+    save_as_table(
+        df,
+        statement.name,
+        mode,
+        statement.partition_by or None,
+        options,
+        statement.properties,
+        statement.comment,
+        replace=statement.replace,
+    )
 
 
 def _create(spark: SparkSession, statement: CreateTableStatement) -> None:

@@ -14,6 +14,7 @@ with it. ``delta.*`` write options become table properties of a table the write 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -174,6 +175,8 @@ def _write_files(df: DataFrame, root: str, layout: _Layout, configuration: dict[
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(staging))  # only when no other write is staging
     return adds
 
 
@@ -228,7 +231,7 @@ def _plan_new_schema(
     where: str,
 ) -> _Plan:
     """A new table (with ``properties`` and ``description``), or an existing one whose schema
-    ``overwriteSchema`` replaces."""
+    ``overwriteSchema`` replaces (given properties are added, a given description replaces)."""
     partition_columns = list(partition_by or [])
     schema = new_table_schema(df.schema)
     missing = [c for c in partition_columns if c.lower() not in {f.name.lower() for f in schema.fields}]
@@ -246,7 +249,13 @@ def _plan_new_schema(
         prepared, protocol = metadata_change.prepare(metadata, None, None)
         return _Plan(prepared, protocol, [protocol, prepared])
     current = snapshot.metadata
-    metadata = replace(current, schema_string=delta_schema_json(schema), partition_columns=tuple(partition_columns))
+    metadata = replace(
+        current,
+        schema_string=delta_schema_json(schema),
+        partition_columns=tuple(partition_columns),
+        description=current.description if description is None else description,
+        configuration={**current.configuration, **normalize_properties(dict(properties), where, True)},
+    )
     prepared, protocol = metadata_change.prepare(metadata, current, snapshot.protocol, overwrite_schema=True)
     return _Plan(prepared, protocol, ([] if protocol is snapshot.protocol else [protocol]) + [prepared])
 
@@ -279,8 +288,12 @@ def write_dataframe(
     options: dict[str, Any],
     properties: dict[str, str] | None = None,
     description: str | None = None,
+    operation: tuple[str, dict[str, Any]] | None = None,
 ) -> WriteResult:
     """``df.write.format("delta").mode(mode).save(path)`` with delta-spark's options.
+
+    ``operation`` names the commit in history, with its parameters, when the write is
+    part of another statement (``CREATE TABLE AS SELECT``); otherwise it is ``WRITE``.
 
     ``properties`` (any keys, e.g. a CTAS's TBLPROPERTIES) and ``description`` apply when
     the write creates the table, as its ``delta.*`` options do.
@@ -327,11 +340,17 @@ def write_dataframe(
     require_writable(plan.protocol, plan.metadata, where)
     if snapshot is not None:
         require_writable(snapshot.protocol, snapshot.metadata, where)
-    return _write(df, table, snapshot, plan, mode_name, options)
+    return _write(df, table, snapshot, plan, mode_name, options, operation)
 
 
 def _write(
-    df: DataFrame, table: Table, snapshot: Snapshot | None, plan: _Plan, mode_name: str, options: dict[str, Any]
+    df: DataFrame,
+    table: Table,
+    snapshot: Snapshot | None,
+    plan: _Plan,
+    mode_name: str,
+    options: dict[str, Any],
+    operation: tuple[str, dict[str, Any]] | None,
 ) -> WriteResult:
     where = table.root
     metadata = plan.metadata
@@ -384,11 +403,15 @@ def _write(
         actions.append(SetTransaction(str(app_id), int(str(options.get("txnversion"))), int(time.time() * 1000)))
         transaction.mark_app_transaction_read(str(app_id))
     num_rows = sum(_num_records(a) for a in adds)
+    parameters: dict[str, Any] = {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))}
+    if replace_where:
+        parameters["predicate"] = json.dumps([replace_where])
+    name, parameters = operation or ("WRITE", parameters)
     try:
         result = transaction.commit(
             [*actions, *removes, *adds],
-            "WRITE",
-            {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))},
+            name,
+            parameters,
             {
                 "numFiles": len(adds),
                 "numOutputRows": num_rows,
