@@ -39,14 +39,15 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
+from machine import git_revision, machine_info
 
 import sparkdelta
-from machine import git_revision, machine_info
 from sparkdelta.kernel import AddFile, Metadata, Protocol, Table
 from sparkdelta.kernel.snapshot import clear_log_cache
 
@@ -57,8 +58,7 @@ except ImportError:  # pragma: no cover - the benchmark needs it
     sys.exit("deltalake (delta-rs) is not installed: pip install deltalake")
 
 GENERATOR_VERSION = 1  # bump when the generated log changes, to force a rebuild
-DATA_COLUMNS = [("id", "long"), ("customer", "string"), ("amount", "double"), ("event_ts", "timestamp"),
-                ("quantity", "integer")]
+DATA_COLUMNS = [("id", "long"), ("customer", "string"), ("amount", "double"), ("event_ts", "timestamp"), ("quantity", "integer")]
 # Partition column per --partition-type. Dates are what delta-spark tables are usually
 # partitioned by, and a date-like string is what Arrow's JSON inference likes to mangle.
 PARTITION_COLUMNS = {"string": ("region", "string"), "date": ("event_date", "date")}
@@ -122,7 +122,7 @@ def _stats(rnd: random.Random, records: int) -> str:
     """Stats as delta-spark writes them: numRecords, minValues, maxValues, nullCount."""
     lo = rnd.randrange(0, 10**12)
     day = rnd.randrange(0, 365)
-    ts_min = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(days=day, seconds=rnd.randrange(0, 3600))
+    ts_min = dt.datetime(2025, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=day, seconds=rnd.randrange(0, 3600))
     ts_max = ts_min + dt.timedelta(seconds=rnd.randrange(3600, 86_400))
     first = f"customer_{rnd.randrange(0, 10**6):07d}"
     last = f"customer_{rnd.randrange(10**6, 10**7):07d}"
@@ -220,8 +220,9 @@ def build_table(path: Path, spec: TableSpec, rebuild: bool) -> BuildReport:
     path.mkdir(parents=True, exist_ok=True)
     params_file.write_text(json.dumps({"params": spec.params(), "complete": False}))
     start_version = 0 if latest is None else latest + 1
-    print(f"building {path}: versions {start_version}..{spec.commits - 1} "
-          f"({spec.files_per_commit} AddFile per commit)", flush=True)
+    print(
+        f"building {path}: versions {start_version}..{spec.commits - 1} ({spec.files_per_commit} AddFile per commit)", flush=True
+    )
     report = BuildReport(reused=False)
     started = window_start = time.perf_counter()
     for version in range(start_version, spec.commits):
@@ -229,9 +230,15 @@ def build_table(path: Path, spec: TableSpec, rebuild: bool) -> BuildReport:
         if version == 0:
             actions = _create_actions(spec, "sparkdelta-bench-00000000") + actions
         t0 = time.perf_counter()
-        result = Table(str(path)).transaction().commit(
-            actions, "WRITE", {"mode": "Append", "partitionBy": [spec.partition_column]},
-            {"numFiles": len(actions), "numOutputRows": 0},
+        result = (
+            Table(str(path))
+            .transaction()
+            .commit(
+                actions,
+                "WRITE",
+                {"mode": "Append", "partitionBy": [spec.partition_column]},
+                {"numFiles": len(actions), "numOutputRows": 0},
+            )
         )
         elapsed = time.perf_counter() - t0
         if result.version != version:
@@ -241,21 +248,28 @@ def build_table(path: Path, spec: TableSpec, rebuild: bool) -> BuildReport:
         report.commits_done += 1
         if (version + 1) % 100 == 0 or version == spec.commits - 1:
             now = time.perf_counter()
-            print(f"  v{version:>5}  {spec.files_at(version):>9,} files  "
-                  f"last {min(100, report.commits_done)} commits {now - window_start:6.1f}s  "
-                  f"total {now - started:7.1f}s", flush=True)
+            print(
+                f"  v{version:>5}  {spec.files_at(version):>9,} files  "
+                f"last {min(100, report.commits_done)} commits {now - window_start:6.1f}s  "
+                f"total {now - started:7.1f}s",
+                flush=True,
+            )
             window_start = now
     report.seconds = time.perf_counter() - started
-    params_file.write_text(json.dumps({
-        "params": spec.params(),
-        "complete": True,
-        "build": {
-            "seconds": round(report.seconds, 2),
-            "commits": report.commits_done,
-            "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "sparkdelta": f"{getattr(sparkdelta, '__version__', '?')} (git {git_revision()})",
-        },
-    }))
+    params_file.write_text(
+        json.dumps(
+            {
+                "params": spec.params(),
+                "complete": True,
+                "build": {
+                    "seconds": round(report.seconds, 2),
+                    "commits": report.commits_done,
+                    "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                    "sparkdelta": f"{getattr(sparkdelta, '__version__', '?')} (git {git_revision()})",
+                },
+            }
+        )
+    )
     return report
 
 
@@ -287,7 +301,7 @@ def measure(fns: dict[str, Callable[[], Any]], repeats: int, warmup: int) -> dic
             fns[key]()
     runs: dict[str, list[float]] = {key: [] for key in keys}
     for i in range(repeats):
-        for key in keys[i % len(keys):] + keys[: i % len(keys)]:
+        for key in keys[i % len(keys) :] + keys[: i % len(keys)]:
             gc.collect()
             t0 = time.perf_counter()
             fns[key]()
@@ -350,21 +364,23 @@ def check_same_files(path: str, version: int | None, expected: int, partition_co
     files = ours.files
     ours_parts = {
         p: dict(pv).get(partition_column)
-        for p, pv in zip(files.column("path").to_pylist(), files.column("partitionValues").to_pylist())
+        for p, pv in zip(files.column("path").to_pylist(), files.column("partitionValues").to_pylist(), strict=False)
     }
     assert len(ours_parts) == ours.num_files, f"{where}: duplicate paths in our file list"
     adds = theirs.get_add_actions(flatten=True)
     theirs_parts = {
         p: _their_partition(v)
-        for p, v in zip(adds.column("path").to_pylist(), adds.column(f"partition.{partition_column}").to_pylist())
+        for p, v in zip(adds.column("path").to_pylist(), adds.column(f"partition.{partition_column}").to_pylist(), strict=False)
     }
     assert ours_parts.keys() == theirs_parts.keys(), f"{where}: our paths differ from delta-rs's"
     bad = [(p, v, theirs_parts[p]) for p, v in ours_parts.items() if v != theirs_parts[p]]
     assert not bad, f"{where}: {len(bad):,} partition values differ, e.g. ours {bad[0][1]!r} vs delta-rs {bad[0][2]!r}"
     their_size = sum(adds.column("size_bytes").to_pylist())
     assert ours.size_in_bytes == their_size, f"{where}: total size ours {ours.size_in_bytes} != delta-rs {their_size}"
-    return (f"{where:>12}: ours {ours.num_files:,} files == delta-rs {len(uris):,} files "
-            f"(same paths, partition values, total size; v{ours.version})")
+    return (
+        f"{where:>12}: ours {ours.num_files:,} files == delta-rs {len(uris):,} files "
+        f"(same paths, partition values, total size; v{ours.version})"
+    )
 
 
 def check_no_data_files(path: Path) -> str:
@@ -384,7 +400,9 @@ def strace_check(path: Path) -> str:
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as trace:
         proc = subprocess.run(
             ["strace", "-f", "-qq", "-e", "trace=%file", "-o", trace.name, sys.executable, "-c", script],
-            capture_output=True, text=True, timeout=300,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         if proc.returncode != 0:
             return f"strace check skipped (strace failed: {proc.stderr.strip()[:120]})"
@@ -446,18 +464,18 @@ def verdict(ok: bool) -> str:
 
 def print_table(headers: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=False))
     print(line)
     print("  ".join("-" * w for w in widths))
     for r in rows:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))))
 
 
 def profile_snapshot(path: str, version: int | None, top: int) -> None:
-    Table(path).snapshot(version=version).num_files  # warm-up
+    _ = Table(path).snapshot(version=version).num_files  # warm-up
     profiler = cProfile.Profile()
     profiler.enable()
-    Table(path).snapshot(version=version).num_files
+    _ = Table(path).snapshot(version=version).num_files
     profiler.disable()
     for sort in ("tottime", "cumulative"):
         out = io.StringIO()
@@ -471,14 +489,22 @@ def profile_snapshot(path: str, version: int | None, top: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workdir", default="/tmp/sparkdelta-bench/kernel", type=Path,
-                        help="where the tables live; the big table is reused across runs (default: %(default)s)")
+    parser.add_argument(
+        "--workdir",
+        default="/tmp/sparkdelta-bench/kernel",
+        type=Path,
+        help="where the tables live; the big table is reused across runs (default: %(default)s)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="rebuild the big table even if it exists")
     parser.add_argument("--commits", type=int, default=1000, help="commits in the big table (default: %(default)s)")
     parser.add_argument("--files-per-commit", type=int, default=100, help="AddFile per commit (default: %(default)s)")
     parser.add_argument("--partitions", type=int, default=20, help="distinct partition values (default: %(default)s)")
-    parser.add_argument("--partition-type", choices=sorted(PARTITION_COLUMNS), default="date",
-                        help="type of the partition column (default: %(default)s)")
+    parser.add_argument(
+        "--partition-type",
+        choices=sorted(PARTITION_COLUMNS),
+        default="date",
+        help="type of the partition column (default: %(default)s)",
+    )
     parser.add_argument("--time-travel-version", type=int, default=None, help="default: commits // 2")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs first (default: %(default)s)")
@@ -503,11 +529,15 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in machine_rows():
         print(f"{key:>11}: {value}")
     print(f"{'table':>11}: {big}")
-    print(f"{'shape':>11}: {spec.commits:,} commits x {spec.files_per_commit} AddFile = {spec.files_at(spec.commits - 1):,} "
-          f"active files, {spec.partitions} partitions ({spec.partition_column}: {spec.partition_type}), 5 stats columns, checkpoint every "
-          f"{spec.checkpoint_interval}")
-    print(f"{'method':>11}: in-process, {args.warmup} warm-up + {args.repeats} timed runs each; best and median; "
-          "verdicts on best-of-runs")
+    print(
+        f"{'shape':>11}: {spec.commits:,} commits x {spec.files_per_commit} AddFile = {spec.files_at(spec.commits - 1):,} "
+        f"active files, {spec.partitions} partitions ({spec.partition_column}: {spec.partition_type}), 5 stats columns, checkpoint every "
+        f"{spec.checkpoint_interval}"
+    )
+    print(
+        f"{'method':>11}: in-process, {args.warmup} warm-up + {args.repeats} timed runs each; best and median; "
+        "verdicts on best-of-runs"
+    )
     print()
 
     # 1. build
@@ -515,24 +545,33 @@ def main(argv: list[str] | None = None) -> int:
     build_line = ""
     if build.reused:
         prev = build.previous or {}
-        build_line = (f"reused existing table (built {prev.get('built_at', '?')} in {prev.get('seconds', '?')} s "
-                      f"by sparkdelta {prev.get('sparkdelta', '?')})")
+        build_line = (
+            f"reused existing table (built {prev.get('built_at', '?')} in {prev.get('seconds', '?')} s "
+            f"by sparkdelta {prev.get('sparkdelta', '?')})"
+        )
     else:
         lat = sorted(build.commit_latencies)
         cps = sorted(build.checkpoint_latencies)
-        build_line = (f"built {build.commits_done:,} commits in {build.seconds:.1f} s "
-                      f"({build.commits_done / build.seconds:.1f} commits/s, "
-                      f"{build.commits_done * spec.files_per_commit / build.seconds:,.0f} AddFile/s)")
+        build_line = (
+            f"built {build.commits_done:,} commits in {build.seconds:.1f} s "
+            f"({build.commits_done / build.seconds:.1f} commits/s, "
+            f"{build.commits_done * spec.files_per_commit / build.seconds:,.0f} AddFile/s)"
+        )
         if lat:
-            build_line += (f"\n        plain commit latency median {statistics.median(lat) * 1000:.0f} ms, "
-                           f"max {lat[-1] * 1000:.0f} ms")
+            build_line += (
+                f"\n        plain commit latency median {statistics.median(lat) * 1000:.0f} ms, max {lat[-1] * 1000:.0f} ms"
+            )
         if cps:
-            build_line += (f"; commit+checkpoint median {statistics.median(cps) * 1000:.0f} ms, "
-                           f"max {cps[-1] * 1000:.0f} ms ({len(cps)} checkpoints)")
+            build_line += (
+                f"; commit+checkpoint median {statistics.median(cps) * 1000:.0f} ms, "
+                f"max {cps[-1] * 1000:.0f} ms ({len(cps)} checkpoints)"
+            )
         if len(build.ordered) >= 200:
             first, last = build.ordered[:100], build.ordered[-100:]
-            build_line += (f"\n        mean ms/commit incl. checkpoints: first 100 commits {statistics.mean(first) * 1000:.0f}"
-                           f", last 100 commits {statistics.mean(last) * 1000:.0f} (cost grows with table size)")
+            build_line += (
+                f"\n        mean ms/commit incl. checkpoints: first 100 commits {statistics.mean(first) * 1000:.0f}"
+                f", last 100 commits {statistics.mean(last) * 1000:.0f} (cost grows with table size)"
+            )
     print(f"build: {build_line}")
     log_bytes = sum(f.stat().st_size for f in (big / "_delta_log").iterdir() if f.is_file())
     n_log = sum(1 for _ in (big / "_delta_log").iterdir())
@@ -575,7 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     latest, travel = suite(None), suite(tt_version)
     tp_dir = workdir / "throughput"
     tp_runs = [throughput_run(tp_dir, args.throughput_commits, spec) for _ in range(args.warmup + args.repeats)]
-    tp_runs = tp_runs[args.warmup:]
+    tp_runs = tp_runs[args.warmup :]
     shutil.rmtree(tp_dir, ignore_errors=True)
 
     # 4. report
@@ -598,34 +637,62 @@ def main(argv: list[str] | None = None) -> int:
             rows.append([f"  ours     {ours_label}", fmt_s(ours.best), fmt_s(ours.median), f"{rb:.2f}", f"{rm:.2f}"])
             rows.append([f"  delta-rs {theirs_label}", fmt_s(theirs.best), fmt_s(theirs.median), "", ""])
             verdicts.append((f"{letter}) {title.split(' (')[0]}, as {what}", rb, rm, rb <= TARGET_RATIO))
-        for key, label in (("ours_log", f"  (info) ours     {snap}, file state not reconciled"),
-                           ("theirs_open", f"  (info) delta-rs {open_} alone (file state loaded)")):
+        for key, label in (
+            ("ours_log", f"  (info) ours     {snap}, file state not reconciled"),
+            ("theirs_open", f"  (info) delta-rs {open_} alone (file state loaded)"),
+        ):
             rows.append([label, fmt_s(group[key].best), fmt_s(group[key].median), "", ""])
 
     add_rows("a", f"latest snapshot + file list ({spec.files_at(spec.commits - 1):,} files)", latest, "")
     add_rows("b", f"time travel to v{tt_version} + file list ({spec.files_at(tt_version):,} files)", travel, str(tt_version))
     rates = [run.rate for run in tp_runs]
     all_lat = sorted(x for run in tp_runs for x in run.latencies)
-    rows.append([f"c) {args.throughput_commits} sequential 1-AddFile commits on a fresh table "
-                 f"({tp_runs[0].checkpoints} checkpoints)", "", "", "", ""])
-    rows.append(["  ours     Table(p).transaction().commit([add])   commits/s",
-                 f"{max(rates):7.1f}/s", f"{statistics.median(rates):7.1f}/s", "", ""])
-    rows.append([f"  (info) per-commit latency: p50 {all_lat[len(all_lat) // 2] * 1000:.1f} ms, "
-                 f"p99 {all_lat[int(len(all_lat) * 0.99)] * 1000:.1f} ms, max {all_lat[-1] * 1000:.0f} ms", "", "", "", ""])
+    rows.append(
+        [
+            f"c) {args.throughput_commits} sequential 1-AddFile commits on a fresh table ({tp_runs[0].checkpoints} checkpoints)",
+            "",
+            "",
+            "",
+            "",
+        ]
+    )
+    rows.append(
+        [
+            "  ours     Table(p).transaction().commit([add])   commits/s",
+            f"{max(rates):7.1f}/s",
+            f"{statistics.median(rates):7.1f}/s",
+            "",
+            "",
+        ]
+    )
+    rows.append(
+        [
+            f"  (info) per-commit latency: p50 {all_lat[len(all_lat) // 2] * 1000:.1f} ms, "
+            f"p99 {all_lat[int(len(all_lat) * 0.99)] * 1000:.1f} ms, max {all_lat[-1] * 1000:.0f} ms",
+            "",
+            "",
+            "",
+            "",
+        ]
+    )
     print_table(headers, rows)
 
     share = latest["theirs_open"].best / latest["theirs_arrow"].best
-    print(f"\nnote: DeltaTable(p) alone takes {share:.0%} of DeltaTable(p).get_add_actions() (best runs): deltalake "
-          f"{deltalake.__version__}'s constructor replays the log and loads every add (without_files is ignored);\n"
-          "      get_add_actions()/file_uris() only convert that state, so each delta-rs row includes the full load.")
+    print(
+        f"\nnote: DeltaTable(p) alone takes {share:.0%} of DeltaTable(p).get_add_actions() (best runs): deltalake "
+        f"{deltalake.__version__}'s constructor replays the log and loads every add (without_files is ignored);\n"
+        "      get_add_actions()/file_uris() only convert that state, so each delta-rs row includes the full load."
+    )
 
     print("\nverdicts (on the best-of-runs ratio)")
     for name, rb, rm, ok in verdicts:
         print(f"  {name:<58} ratio {rb:5.2f} (median {rm:5.2f})  target <= {TARGET_RATIO:.1f}  {verdict(ok)}")
     ok = max(rates) >= TARGET_COMMITS_PER_S
     name = f"c) commit throughput ({args.throughput_commits} commits)"
-    print(f"  {name:<58} {max(rates):5.1f}/s (median {statistics.median(rates):5.1f}/s)  "
-          f"target >= {TARGET_COMMITS_PER_S:.0f}/s  {verdict(ok)}")
+    print(
+        f"  {name:<58} {max(rates):5.1f}/s (median {statistics.median(rates):5.1f}/s)  "
+        f"target >= {TARGET_COMMITS_PER_S:.0f}/s  {verdict(ok)}"
+    )
     checks = [v[3] for v in verdicts] + [ok]
     print(f"\noverall: {verdict(all(checks))} ({sum(checks)}/{len(checks)} targets met)")
 

@@ -55,12 +55,12 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 import pyspark
+from machine import git_revision, load_average, machine_info
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import sparkdelta
-from machine import git_revision, load_average, machine_info
 from sparkdelta.kernel import Table
 from sparkdelta.spark.scan import scan_info
 
@@ -285,7 +285,7 @@ def scan_summary(df: DataFrame) -> str:
     """Joins in the physical plan and what the file scan reads (from ``explain``)."""
     plan = plan_text(df)
     joins = sorted({w for w in plan.replace("(", " ").replace("[", " ").split() if w.endswith("Join") and w[0].isupper()})
-    scan_line = next((l.strip() for l in plan.splitlines() if "FileScan" in l), "")
+    scan_line = next((line.strip() for line in plan.splitlines() if "FileScan" in line), "")
     location = ""
     if "Location:" in scan_line:
         location = scan_line.split("Location:", 1)[1].split("]", 1)[0].split("[", 1)[0].strip()
@@ -377,13 +377,13 @@ def profile_ours(spark: SparkSession, df: DataFrame, table: str, files: list[str
     profiler.disable()
     stream = io.StringIO()
     pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(12)
-    print("\n".join("  " + l for l in stream.getvalue().splitlines() if l.strip()))
+    print("\n".join("  " + line for line in stream.getvalue().splitlines() if line.strip()))
 
     print("\nphysical plans of ours and parquet, full scan:")
     for engine in ("ours", "parquet"):
         text = plan_text(build(engine, "full", table, files, rows, spark))
         print(f"  [{engine}]")
-        print("\n".join("    " + l[:220] for l in str(text).splitlines() if l.strip()))
+        print("\n".join("    " + line[:220] for line in str(text).splitlines() if line.strip()))
 
 
 # --------------------------------------------------------------------------- main
@@ -406,11 +406,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--write-repeats", type=int, default=3, help="timed runs per writer (default 3)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs per read operation first (default 1)")
     parser.add_argument(
-        "--no-write-warmup", dest="write_warmup", action="store_false",
+        "--no-write-warmup",
+        dest="write_warmup",
+        action="store_false",
         help=f"skip the untimed warm-up write of {WRITE_WARMUP_ROWS:,} rows per writer before the timed writes",
     )
     parser.add_argument(
-        "--workdir", default="/tmp/sparkdelta-bench/spark_io",
+        "--workdir",
+        default="/tmp/sparkdelta-bench/spark_io",
         help="where tables are written, in subdirectories write/, warmup/, profile/ that each run replaces "
         "(default /tmp/sparkdelta-bench/spark_io)",
     )
@@ -527,7 +530,11 @@ def main(argv: list[str] | None = None) -> int:
     print(flush=True)
 
     # 4. reads: warm-up, then interleaved timed runs
-    ops = [("full", "full scan (20 cols)"), ("cols2", f"2-column scan ({', '.join(TWO_COLUMNS)})"), ("range", "1% range query on k")]
+    ops = [
+        ("full", "full scan (20 cols)"),
+        ("cols2", f"2-column scan ({', '.join(TWO_COLUMNS)})"),
+        ("range", "1% range query on k"),
+    ]
     reads = {(engine, op): Series(op) for engine in ("ours", "parquet") for op, _ in ops}
     for _ in range(args.warmup):
         for op, _label in ops:
@@ -577,7 +584,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  (the parquet baseline opens all {len(files)} files and skips row groups using footer stats)")
     print("\nDataFrame construction inside each read (median; included in the timings above):")
     for op, label in ops:
-        print(f"  {label:<34} ours {fmt_s(reads[('ours', op)].plan_median)}   parquet {fmt_s(reads[('parquet', op)].plan_median)}")
+        print(
+            f"  {label:<34} ours {fmt_s(reads[('ours', op)].plan_median)}   parquet {fmt_s(reads[('parquet', op)].plan_median)}"
+        )
 
     print("\nverdicts:")
     for label, ok in verdicts:

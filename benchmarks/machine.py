@@ -23,7 +23,10 @@ def git_revision() -> str:
     try:
         result = subprocess.run(
             ["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty"],
-            capture_output=True, text=True, timeout=10, check=False,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
         return result.stdout.strip() or "n/a"
     except (OSError, subprocess.SubprocessError):
@@ -49,7 +52,7 @@ def machine_info() -> list[tuple[str, str]]:
     kib = _proc_value("/proc/meminfo", "MemTotal")
     memory = f"{int(kib.split()[0]) / 1024 / 1024:.1f} GiB" if kib else "unknown"
     return [
-        ("date", dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")),
+        ("date", dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")),
         ("host", f"{platform.node()} ({platform.platform()})"),
         ("nproc", f"{usable} usable of {os.cpu_count()}"),
         ("cpu", _proc_value("/proc/cpuinfo", "model name") or "unknown"),

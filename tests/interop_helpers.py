@@ -29,7 +29,7 @@ HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 # leave them. ``quote(p, safe="/")`` is the stricter spelling; both are valid URIs.
 URI_PATH_SAFE = "/=&+,;:@$!~*'()"
 # Characters Hive/Spark escape in partition directory names (ExternalCatalogUtils.escapePathName).
-_HIVE_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(1, 32)}
+_HIVE_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^") | {chr(c) for c in range(1, 32)}
 
 
 # --------------------------------------------------------------------------- reading
@@ -63,7 +63,11 @@ def sparkdelta_state(path: str, version: int) -> dict[str, dict]:
     typed_rows = typed.to_pylist() if snapshot.partition_columns else [{}] * files.num_rows
     result: dict[str, dict] = {}
     for raw_path, size, stats, partition in zip(
-        files.column("path").to_pylist(), files.column("size").to_pylist(), files.column("stats").to_pylist(), typed_rows
+        files.column("path").to_pylist(),
+        files.column("size").to_pylist(),
+        files.column("stats").to_pylist(),
+        typed_rows,
+        strict=False,
     ):
         key = unquote(raw_path)
         assert key not in result, f"sparkdelta lists {key!r} twice at version {version}"
@@ -167,8 +171,14 @@ def stats_json(data: pa.Table) -> str:
 
 
 def delta_schema_string(schema: pa.Schema) -> str:
-    names = {pa.int64(): "long", pa.int32(): "integer", pa.string(): "string", pa.float64(): "double",
-             pa.bool_(): "boolean", pa.date32(): "date"}
+    names = {
+        pa.int64(): "long",
+        pa.int32(): "integer",
+        pa.string(): "string",
+        pa.float64(): "double",
+        pa.bool_(): "boolean",
+        pa.date32(): "date",
+    }
     return json.dumps(
         {
             "type": "struct",

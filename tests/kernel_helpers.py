@@ -189,7 +189,7 @@ class Child:
         try:
             line = self._queue.get(timeout=timeout)
         except queue.Empty:
-            raise AssertionError(f"child {self.proc.args[2:]} printed nothing for {timeout}s; {self.stderr()}")
+            raise AssertionError(f"child {self.proc.args[2:]} printed nothing for {timeout}s; {self.stderr()}") from None
         if line is None:
             raise AssertionError(f"child {self.proc.args[2:]} exited (rc={self.proc.wait()}); {self.stderr()}")
         self.lines.append(line)
@@ -209,7 +209,7 @@ class Child:
             try:
                 line = self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
             except queue.Empty:
-                raise AssertionError(f"child {self.proc.args[2:]} still running after {timeout}s; {self.stderr()}")
+                raise AssertionError(f"child {self.proc.args[2:]} still running after {timeout}s; {self.stderr()}") from None
             if line is None:
                 break
             self.lines.append(line)

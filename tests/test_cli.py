@@ -11,7 +11,6 @@ from urllib.parse import unquote
 
 import deltalake
 import pyarrow as pa
-
 from oracles import conformance_root, delta_rs_files
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-
 from kernel_helpers import (
     SCHEMA_STRING,
     Child,
@@ -30,6 +29,7 @@ from kernel_helpers import (
     table_state,
     temp_files,
 )
+
 from sparkdelta.kernel import (
     ConcurrentAppendException,
     ConcurrentDeleteDeleteException,
@@ -62,8 +62,7 @@ def test_parallel_processes_blind_appends_lose_nothing(tmp_path: Path) -> None:
     go = tmp_path / "go"
     levels = [SER, WSER, SER, WSER]
     children = [
-        Child("append-worker", str(root), f"w{k}", str(per_worker), str(go), levels[k].value,
-              stderr_path=tmp_path / f"w{k}.err")
+        Child("append-worker", str(root), f"w{k}", str(per_worker), str(go), levels[k].value, stderr_path=tmp_path / f"w{k}.err")
         for k in range(workers)
     ]
     try:
@@ -95,12 +94,12 @@ def test_parallel_processes_blind_appends_lose_nothing(tmp_path: Path) -> None:
         assert adds[version] == [path], f"version {version} holds {adds[version]}, its writer committed {path}"
     infos = [read_commit(root, v)[0]["commitInfo"] for v in range(1, total + 1)]
     assert len({i["txnId"] for i in infos}) == total
-    assert all(i["readVersion"] < v for v, i in zip(range(1, total + 1), infos))
+    assert all(i["readVersion"] < v for v, i in zip(range(1, total + 1), infos, strict=False))
     assert temp_files(root) == []
 
     # the writers really ran concurrently: ownership of consecutive versions alternates
     owners = [by_version[v][0] for v in range(1, total + 1)]
-    switches = sum(1 for x, y in zip(owners, owners[1:]) if x != y)
+    switches = sum(1 for x, y in zip(owners, owners[1:], strict=False) if x != y)
     assert switches > workers, f"writers ran one after the other (owners: {owners})"
 
     # no commit lost: the kernel's snapshot, a naive JSON replay and delta-rs all agree
@@ -291,8 +290,7 @@ def test_both_remove_same_file_raises_delete_delete(table: str) -> None:
 def test_metadata_change_conflicts_even_with_a_blind_append(table: str) -> None:
     a, b = open_pair(table, WSER)
     old = Table(table).snapshot().metadata
-    new = Metadata(old.id, old.schema_string, old.partition_columns, {"delta.appendOnly": "true"},
-                   created_time=old.created_time)
+    new = Metadata(old.id, old.schema_string, old.partition_columns, {"delta.appendOnly": "true"}, created_time=old.created_time)
     commit_b(b, [new], "SET TBLPROPERTIES")
     assert_refused(table, a, [add("p=a/a1.parquet", "a")], MetadataChangedException)
     assert Table(table).snapshot().configuration == {"delta.appendOnly": "true"}
@@ -308,8 +306,7 @@ def test_protocol_change_conflicts(table: str) -> None:
 def test_same_app_id_committed_twice_raises_concurrent_transaction(table: str) -> None:
     a, b = open_pair(table, WSER)
     commit_b(b, [SetTransaction("stream-1", 7, 1), add("p=a/b-batch.parquet", "a")])
-    assert_refused(table, a, [SetTransaction("stream-1", 7, 2), add("p=a/a-batch.parquet", "a")],
-                   ConcurrentTransactionException)
+    assert_refused(table, a, [SetTransaction("stream-1", 7, 2), add("p=a/a-batch.parquet", "a")], ConcurrentTransactionException)
     assert Table(table).snapshot().app_transactions["stream-1"].last_updated == 1
 
 
@@ -404,8 +401,7 @@ def test_append_only_refuses_data_changing_removes(append_only: str, actions) ->
 def test_append_only_refuses_removes_when_the_property_arrives_with_the_commit(table: str) -> None:
     """The check uses the metadata in effect for the commit, not only the one read."""
     old = Table(table).snapshot().metadata
-    new = Metadata(old.id, old.schema_string, old.partition_columns, {"delta.appendOnly": "TRUE"},
-                   created_time=old.created_time)
+    new = Metadata(old.id, old.schema_string, old.partition_columns, {"delta.appendOnly": "TRUE"}, created_time=old.created_time)
     with pytest.raises(InvalidTableOperationError):
         Table(table).transaction().commit([new, remove(A0, "a")], "DELETE")
     assert commit_versions(table) == [0, 1]

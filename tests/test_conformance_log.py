@@ -11,6 +11,7 @@ import json
 from urllib.parse import unquote
 
 import pytest
+from oracles import conformance_root, load_manifest
 
 from sparkdelta.kernel import (
     InvalidLogError,
@@ -20,8 +21,6 @@ from sparkdelta.kernel import (
 )
 from sparkdelta.kernel.log_segment import build_log_segment
 from sparkdelta.kernel.snapshot import Snapshot, load_batches
-
-from oracles import conformance_root, load_manifest
 
 MANIFEST = load_manifest()
 

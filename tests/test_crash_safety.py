@@ -21,7 +21,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from kernel_helpers import (
     Child,
     add,
@@ -35,10 +34,10 @@ from kernel_helpers import (
     temp_files,
     write_data_file,
 )
+
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.checkpoint import checkpoint_table
 from sparkdelta.kernel.storage import LocalStorage
-
 
 _TEMPLATES: dict[tuple, Path] = {}
 
@@ -157,8 +156,7 @@ def test_writer_killed_while_writing_its_checkpoint(tmp_path: Path, build_table)
     root = tmp_path / "table"
     build_table(root, 19)  # checkpoint 10 exists; the next commit is due a checkpoint
     old_checkpoint = checkpoint_file(root, 10).read_bytes()
-    child = Child("stall-at-fsync", str(root), "p=a/f020.parquet", ".checkpoint.parquet.",
-                  stderr_path=tmp_path / "child.err")
+    child = Child("stall-at-fsync", str(root), "p=a/f020.parquet", ".checkpoint.parquet.", stderr_path=tmp_path / "child.err")
     try:
         event = json.loads(child.wait_for('{"event": "stalled"', timeout=30))
         assert Path(event["temp"]).name.startswith(f".{20:020d}.checkpoint.parquet.")

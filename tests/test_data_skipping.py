@@ -88,7 +88,7 @@ def test_timestamp_max_truncated_to_millis_does_not_drop_the_file(tmp_path: Path
     schema = parse_schema('{"type":"struct","fields":[{"name":"t","type":"timestamp","nullable":true,"metadata":{}}]}')
     stats = '{"numRecords":1,"minValues":{"t":"2024-01-01T00:00:00.000Z"},"maxValues":{"t":"2024-01-01T00:00:00.000Z"},"nullCount":{"t":0}}'
     files = pa.table({"partitionValues": pa.array([[]], pa.map_(pa.string(), pa.string())), "stats": pa.array([stats])})
-    just_after = dt.datetime(2024, 1, 1, 0, 0, 0, 500, tzinfo=dt.timezone.utc)
+    just_after = dt.datetime(2024, 1, 1, 0, 0, 0, 500, tzinfo=dt.UTC)
     keep = S.SkippingEvaluator(files, schema, ()).keep(S.Compare(">", S.Column(("t",)), S.Literal(just_after)))
     assert keep.to_pylist() == [True], "the real max may be up to 999 microseconds later"
 
@@ -114,7 +114,9 @@ def test_null_partitions_never_match_comparisons() -> None:
     )
     files = pa.table(
         {
-            "partitionValues": pa.array([[("city", "Oslo")], [("city", None)], [("city", "Rome")]], pa.map_(pa.string(), pa.string())),
+            "partitionValues": pa.array(
+                [[("city", "Oslo")], [("city", None)], [("city", "Rome")]], pa.map_(pa.string(), pa.string())
+            ),
             "stats": pa.array([None, None, None], pa.string()),
         }
     )

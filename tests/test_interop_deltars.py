@@ -18,7 +18,6 @@ import pytest
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, write_deltalake
 from deltalake import Transaction as DeltaRsTransaction
 from deltalake.exceptions import DeltaError
-
 from interop_helpers import (
     URI_PATH_SAFE,
     SparkdeltaWriter,
@@ -27,17 +26,33 @@ from interop_helpers import (
     deltars_state,
     sparkdelta_state,
 )
+
 from sparkdelta.kernel import RemoveFile, SetTransaction, Table, VersionNotFoundError
 
 # Partition values that need escaping somewhere: in directory names, in the URL-encoded
 # log path, or both.
 AWKWARD = [
-    None, "a b", "x=y", "s/l", "p%25", "%", "ünï", "日本", "#?&", "a:b", "q'\"", "back\\slash", "{[^]}*", " lead", "tab\there", "a+b",
+    None,
+    "a b",
+    "x=y",
+    "s/l",
+    "p%25",
+    "%",
+    "ünï",
+    "日本",
+    "#?&",
+    "a:b",
+    "q'\"",
+    "back\\slash",
+    "{[^]}*",
+    " lead",
+    "tab\there",
+    "a+b",
 ]
 
 
 def _utc(ms: int) -> dt.datetime:
-    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=ms)
+    return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=ms)
 
 
 def _versions(path: str) -> range:
@@ -96,9 +111,7 @@ def test_deltars_partitioned_history_replays_identically(tmp_path):
     assert Table(path).snapshot().schema.names == ["id", "v", "p", "extra"]
     assert Table(path).snapshot(4).schema.names == ["id", "p", "v"]
     # Latest snapshot without a version goes through the checkpoint and agrees too.
-    assert sorted(Table(path).snapshot().file_paths()) == sorted(
-        f["raw_path"] for f in deltars_state(path, 7).values()
-    )
+    assert sorted(Table(path).snapshot().file_paths()) == sorted(f["raw_path"] for f in deltars_state(path, 7).values())
 
 
 def _multi_partition_table(path: str, with_date: bool) -> list[str]:
@@ -210,9 +223,7 @@ def test_deltars_app_transactions_match(tmp_path):
         path,
         rows,
         mode="append",
-        commit_properties=CommitProperties(
-            app_transactions=[DeltaRsTransaction("app-1", 8), DeltaRsTransaction("app-2", 1)]
-        ),
+        commit_properties=CommitProperties(app_transactions=[DeltaRsTransaction("app-1", 8), DeltaRsTransaction("app-2", 1)]),
     )
     DeltaTable(path).create_checkpoint()
     properties = CommitProperties(app_transactions=[DeltaRsTransaction("app-2", 5)])
@@ -220,9 +231,11 @@ def test_deltars_app_transactions_match(tmp_path):
     oracle = DeltaTable(path)
     ours = Table(path).snapshot().app_transactions
     assert sorted(ours) == ["app-1", "app-2"]
-    assert {app: txn.version for app, txn in ours.items()} == {
-        app: oracle.transaction_version(app) for app in ("app-1", "app-2")
-    } == {"app-1": 8, "app-2": 5}
+    assert (
+        {app: txn.version for app, txn in ours.items()}
+        == {app: oracle.transaction_version(app) for app in ("app-1", "app-2")}
+        == {"app-1": 8, "app-2": 5}
+    )
     first = Table(path).snapshot(0).app_transactions
     assert sorted(first) == ["app-1"]
     assert first["app-1"].version == DeltaTable(path, version=0).transaction_version("app-1") == 7
@@ -237,7 +250,7 @@ def test_deltars_cleaned_up_log_replays_from_checkpoint(tmp_path):
         write_deltalake(path, _awkward_rows(10 * i, ["a", "c"]), mode="append", partition_by=["p"])
     DeltaTable(path).create_checkpoint()  # at 3
     write_deltalake(path, _awkward_rows(90, ["d"]), mode="append", partition_by=["p"])  # v4
-    old = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=10)).timestamp()
+    old = (dt.datetime.now(dt.UTC) - dt.timedelta(days=10)).timestamp()
     for version in range(4):
         os.utime(os.path.join(path, "_delta_log", f"{version:020d}.json"), (old + version, old + version))
     DeltaTable(path).cleanup_metadata()
@@ -282,7 +295,7 @@ def _check_sparkdelta_table_in_deltars(writer: SparkdeltaWriter) -> None:
         # sparkdelta hands back the log's paths and partition values verbatim, through its
         # own checkpoints too (delta-rs reads "" and null alike, so check these directly).
         snapshot = Table(path).snapshot(version)
-        raw = dict(zip(snapshot.file_paths(), snapshot.files.column("partitionValues").to_pylist()))
+        raw = dict(zip(snapshot.file_paths(), snapshot.files.column("partitionValues").to_pylist(), strict=False))
         assert {p: dict(pv) for p, pv in raw.items()} == {p: writer.partition_values[p] for p in writer.expected[version]}
         # Same rows: delta-rs reads exactly what was written into this version.
         assert_frames_equal(_read_deltars(path, version), writer.expected_rows(version))
@@ -422,7 +435,7 @@ def _spread_commit_mtimes(path: str, base_ms: int, gaps_ms: list[int]) -> list[i
     times = [base_ms]
     for gap in gaps_ms:
         times.append(times[-1] + gap)
-    for commit, ms in zip(commits, times):
+    for commit, ms in zip(commits, times, strict=False):
         os.utime(commit, ns=(ms * 1_000_000, ms * 1_000_000))
     return times
 

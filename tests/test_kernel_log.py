@@ -36,11 +36,12 @@ SCHEMA = json.dumps(
 DAY_MS = 86_400_000
 
 
-def create(path: Path, configuration: dict[str, str] | None = None, protocol: Protocol = Protocol(1, 2)) -> Table:
+DEFAULT_PROTOCOL = Protocol(1, 2)
+
+
+def create(path: Path, configuration: dict[str, str] | None = None, protocol: Protocol = DEFAULT_PROTOCOL) -> Table:
     table = Table(str(path))
-    table.transaction().commit(
-        [protocol, Metadata("tid", SCHEMA, ("p",), configuration or {}, created_time=1)], "CREATE TABLE"
-    )
+    table.transaction().commit([protocol, Metadata("tid", SCHEMA, ("p",), configuration or {}, created_time=1)], "CREATE TABLE")
     return table
 
 
@@ -192,7 +193,16 @@ def test_unknown_reader_feature_blocks_reads_by_name(tmp_path: Path) -> None:
     log_dir = tmp_path / "_delta_log"
     log_dir.mkdir()
     (log_dir / f"{0:020d}.json").write_text(
-        json.dumps({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["quantumFiles"], "writerFeatures": ["quantumFiles"]}})
+        json.dumps(
+            {
+                "protocol": {
+                    "minReaderVersion": 3,
+                    "minWriterVersion": 7,
+                    "readerFeatures": ["quantumFiles"],
+                    "writerFeatures": ["quantumFiles"],
+                }
+            }
+        )
         + "\n"
         + json.dumps({"metaData": Metadata("x", SCHEMA).to_dict()})
         + "\n"

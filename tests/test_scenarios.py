@@ -88,7 +88,9 @@ def test_write_and_read_lines(spark: SparkSession, taxi: tuple[DataFrame, pd.Dat
     _assert_table(spark.read.format("delta").load(path), merged, path)
 
     df.where("PickupMonth = 12").write.format("delta").mode("overwrite").option("replaceWhere", "PickupMonth = 12").save(path)
-    replaced = pd.concat([merged[merged.PickupMonth != 12], model[model.PickupMonth == 12].assign(CongestionSurcharge=float("nan"))])
+    replaced = pd.concat(
+        [merged[merged.PickupMonth != 12], model[model.PickupMonth == 12].assign(CongestionSurcharge=float("nan"))]
+    )
     assert (model.PickupMonth == 12).any()
     _assert_table(spark.read.format("delta").load(path), replaced, path)
 

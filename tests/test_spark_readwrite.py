@@ -27,10 +27,23 @@ PARTITIONS = ["a b", "x=y", "p/q", "100%", "ünï", None, "#?&"]
 
 def _row(i: int) -> tuple:
     return (
-        i % 2 == 0, i % 100, i * 7, i, i * 1_000_000_007, i / 3.0, i / 7.0, Decimal(f"{i}.125"), f"s{i}" * (i % 3),
-        bytes([i % 256]), dt.date(2024, 1, 1) + dt.timedelta(days=i), dt.datetime(2024, 1, 1, 12, tzinfo=dt.timezone.utc)
-        + dt.timedelta(seconds=i * 3601, microseconds=i), dt.datetime(2024, 2, 1) + dt.timedelta(minutes=i),
-        (i, (f"z{i}",)), [i, i + 1], {f"k{i}": i}, PARTITIONS[i % len(PARTITIONS)],
+        i % 2 == 0,
+        i % 100,
+        i * 7,
+        i,
+        i * 1_000_000_007,
+        i / 3.0,
+        i / 7.0,
+        Decimal(f"{i}.125"),
+        f"s{i}" * (i % 3),
+        bytes([i % 256]),
+        dt.date(2024, 1, 1) + dt.timedelta(days=i),
+        dt.datetime(2024, 1, 1, 12, tzinfo=dt.UTC) + dt.timedelta(seconds=i * 3601, microseconds=i),
+        dt.datetime(2024, 2, 1) + dt.timedelta(minutes=i),
+        (i, (f"z{i}",)),
+        [i, i + 1],
+        {f"k{i}": i},
+        PARTITIONS[i % len(PARTITIONS)],
     )
 
 
@@ -57,7 +70,7 @@ def test_all_types_round_trip_partitioned_and_delta_rs_reads_them(spark, tmp_pat
         mine = ours[row["i32"]]
         assert row["p"] == mine["p"] and row["s"] == mine["s"] and row["dec"] == mine["dec"]
         assert row["d"] == mine["d"] and row["ntz"] == mine["ntz"]
-        assert row["ts"].astimezone(dt.timezone.utc) == mine["ts"].astimezone(dt.timezone.utc)
+        assert row["ts"].astimezone(dt.UTC) == mine["ts"].astimezone(dt.UTC)
         assert row["st"] == {"x": mine["st"]["x"], "y": {"z": mine["st"]["y"]["z"]}}
         assert row["arr"] == mine["arr"] and dict(row["m"]) == mine["m"]
 
@@ -77,9 +90,7 @@ def test_tables_written_by_delta_rs_read_identically(spark, tmp_path: Path) -> N
     deltalake.DeltaTable(path).delete("id = 3")
     ours = spark.read.format("delta").load(path)
     expected = deltalake.DeltaTable(path).to_pyarrow_table().to_pylist()
-    assert sorted((r.id, r.p, r.d, r.v) for r in ours.collect()) == sorted(
-        (r["id"], r["p"], r["d"], r["v"]) for r in expected
-    )
+    assert sorted((r.id, r.p, r.d, r.v) for r in ours.collect()) == sorted((r["id"], r["p"], r["d"], r["v"]) for r in expected)
     assert spark.read.format("delta").option("versionAsOf", 0).load(path).count() == 12
 
 
@@ -106,7 +117,7 @@ def test_append_and_overwrite_with_time_travel(spark, tmp_path: Path) -> None:
     assert info["operationParameters"]["mode"] == "Overwrite"
     assert int(info["operationMetrics"]["numOutputRows"]) == 2 and int(info["operationMetrics"]["numRemovedFiles"]) >= 1
     v1_time = Table(path).commit_timestamps()[1][1]
-    at_v1 = dt.datetime.fromtimestamp(v1_time / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    at_v1 = dt.datetime.fromtimestamp(v1_time / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     assert spark.read.format("delta").option("timestampAsOf", at_v1).load(path).count() == 8
 
 
@@ -205,7 +216,9 @@ def _add_constraint(path: str, name: str, expression: str) -> None:
     table = Table(path)
     metadata = table.snapshot().metadata
     configuration = {**metadata.configuration, f"delta.constraints.{name}": expression}
-    changed = Metadata(metadata.id, metadata.schema_string, metadata.partition_columns, configuration, created_time=metadata.created_time)
+    changed = Metadata(
+        metadata.id, metadata.schema_string, metadata.partition_columns, configuration, created_time=metadata.created_time
+    )
     table.transaction().commit([changed], "ADD CONSTRAINT", {"name": name, "expr": expression})
 
 
@@ -218,7 +231,9 @@ def test_replace_where_on_partitions_replaces_only_matching_files(spark, tmp_pat
     assert sorted(r.id for r in rows.where("m = 12").collect()) == list(range(1000, 1010))
     assert rows.count() == 120 - 10 + 10
     with pytest.raises(Exception, match="does not match replaceWhere 'm = 12'.*1005|does not match replaceWhere 'm = 12'.*id"):
-        spark.range(5, 6).withColumn("m", F.lit(5)).write.format("delta").mode("overwrite").option("replaceWhere", "m = 12").save(path)
+        spark.range(5, 6).withColumn("m", F.lit(5)).write.format("delta").mode("overwrite").option("replaceWhere", "m = 12").save(
+            path
+        )
     assert Table(path).latest_version() == 1
 
 
@@ -253,7 +268,9 @@ def test_check_and_not_null_constraints_are_enforced_with_the_row_shown(spark, t
     with pytest.raises(DeltaInvariantViolationException, match=r"CHECK constraint positive_fare \(fare >= 0\) violated.*-1\.0"):
         spark.createDataFrame([(2, -1.0)], "id int, fare double").write.format("delta").mode("append").save(path)
     assert Table(path).latest_version() == 1
-    assert not any(p.name.startswith("part-") and p.name not in Table(path).snapshot().file_paths() for p in Path(path).glob("*.parquet"))
+    assert not any(
+        p.name.startswith("part-") and p.name not in Table(path).snapshot().file_paths() for p in Path(path).glob("*.parquet")
+    )
 
     strict = str(tmp_path / "strict")
     from sparkdelta.kernel import Metadata, Protocol

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import click
 
 from .kernel import DeltaError, Snapshot, Table
 from .kernel.protocol import reader_features, writer_features
-
 
 USER_ERRORS = (DeltaError, ValueError, NotImplementedError)
 
@@ -26,7 +25,7 @@ def _open_snapshot(table: str, version: int | None, timestamp: str | None) -> Sn
 def _iso(millis: int | None) -> str | None:
     if millis is None:
         return None
-    return datetime.fromtimestamp(millis / 1000, timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(millis / 1000, UTC).isoformat(timespec="milliseconds")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -52,10 +52,16 @@ def run(warehouse: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
     table = Table(str(root))
     started = time.perf_counter()
-    metadata = Metadata(str(uuid.uuid4()), json.dumps(SCHEMA), ("VendorId",), {"delta.checkpointInterval": "2"}, created_time=int(time.time() * 1000))
+    metadata = Metadata(
+        str(uuid.uuid4()),
+        json.dumps(SCHEMA),
+        ("VendorId",),
+        {"delta.checkpointInterval": "2"},
+        created_time=int(time.time() * 1000),
+    )
     table.transaction().commit([Protocol(1, 2), metadata], "CREATE TABLE", {"isManaged": "false"})
     ride = 0
-    for day in range(3):
+    for _day in range(3):
         adds = []
         for vendor in (1, 2):
             rows = pa.table(

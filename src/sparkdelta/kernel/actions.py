@@ -131,7 +131,7 @@ class Protocol:
     writer_features: frozenset[str] | None = None
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> "Protocol":
+    def from_dict(cls, raw: dict[str, Any]) -> Protocol:
         reader = raw.get("readerFeatures")
         writer = raw.get("writerFeatures")
         return cls(
@@ -167,7 +167,7 @@ class Metadata:
     created_time: int | None = None
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> "Metadata":
+    def from_dict(cls, raw: dict[str, Any]) -> Metadata:
         fmt = raw.get("format") or {}
         return cls(
             id=raw.get("id") or "",

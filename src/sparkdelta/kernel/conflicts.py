@@ -28,7 +28,7 @@ from .replay import canonical_paths
 from .schema import StructType
 
 
-class IsolationLevel(str, enum.Enum):
+class IsolationLevel(enum.StrEnum):
     SERIALIZABLE = "Serializable"
     WRITE_SERIALIZABLE = "WriteSerializable"
 

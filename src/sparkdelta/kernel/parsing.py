@@ -16,7 +16,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -201,9 +201,7 @@ def _file_actions(lines: pa.Array, kind: str) -> pa.StructArray:
     table = _read_json_lines(lines, pa.schema([(kind, without_maps)]), "ignore")
     parsed = table.column(kind).combine_chunks()
     maps = _extract_maps(lines)
-    children = [
-        maps[f.name] if f.name in _MAP_FIELDS else conform(parsed.field(f.name), f.type) for f in target
-    ]
+    children = [maps[f.name] if f.name in _MAP_FIELDS else conform(parsed.field(f.name), f.type) for f in target]
     return pa.StructArray.from_arrays(children, fields=list(target))
 
 
@@ -217,9 +215,7 @@ def parse_json_actions(data: bytes, version: int, is_checkpoint: bool = False) -
         raise InvalidLogError(f"version {version}: not an action line: {bad[:200]!r}")
 
     def load() -> FileActions:
-        return FileActions(
-            *(_file_actions(lines.filter(pc.equal(kind, name)), name) for name in ("add", "remove", "cdc"))
-        )
+        return FileActions(*(_file_actions(lines.filter(pc.equal(kind, name)), name) for name in ("add", "remove", "cdc")))
 
     batch = ActionBatch(version, is_checkpoint, load)
     other = pc.invert(pc.is_in(kind, pa.array(["add", "remove", "cdc"])))
@@ -283,7 +279,7 @@ def _stats_value(value: Any) -> Any:
     """JSON form of a stats value, as delta-spark writes it (timestamps in UTC millis, 'Z')."""
     if isinstance(value, datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+            value = value.astimezone(UTC).replace(tzinfo=None)
         return value.isoformat(timespec="milliseconds") + "Z"
     if isinstance(value, date):
         return value.isoformat()
@@ -306,7 +302,7 @@ def _fill_stats_from_parsed(adds: pa.StructArray, raw: pa.StructArray) -> pa.Str
     parsed = raw.field("stats_parsed").to_pylist()
     rebuilt = [
         json.dumps(_maps_to_dicts(p), default=_stats_value, separators=(",", ":")) if m else s
-        for p, m, s in zip(parsed, missing.to_pylist(), stats.to_pylist())
+        for p, m, s in zip(parsed, missing.to_pylist(), stats.to_pylist(), strict=False)
     ]
     children = [pa.array(rebuilt, pa.string()) if f.name == "stats" else adds.field(f.name) for f in A.ADD]
     return pa.StructArray.from_arrays(children, fields=list(A.ADD))

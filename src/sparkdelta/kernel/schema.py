@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import pyarrow as pa
 
@@ -18,8 +18,19 @@ from .errors import InvalidLogError
 
 PRIMITIVE_TYPES = frozenset(
     {
-        "string", "long", "integer", "short", "byte", "float", "double", "boolean",
-        "binary", "date", "timestamp", "timestamp_ntz", "variant",
+        "string",
+        "long",
+        "integer",
+        "short",
+        "byte",
+        "float",
+        "double",
+        "boolean",
+        "binary",
+        "date",
+        "timestamp",
+        "timestamp_ntz",
+        "variant",
     }
 )
 _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
@@ -44,7 +55,7 @@ class DecimalType:
 
 @dataclass(frozen=True)
 class ArrayType:
-    element_type: "DataType"
+    element_type: DataType
     contains_null: bool = True
 
     def to_json(self) -> Any:
@@ -53,8 +64,8 @@ class ArrayType:
 
 @dataclass(frozen=True)
 class MapType:
-    key_type: "DataType"
-    value_type: "DataType"
+    key_type: DataType
+    value_type: DataType
     value_contains_null: bool = True
 
     def to_json(self) -> Any:
@@ -69,7 +80,7 @@ class MapType:
 @dataclass(frozen=True)
 class StructField:
     name: str
-    type: "DataType"
+    type: DataType
     nullable: bool = True
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
@@ -108,7 +119,7 @@ class StructType:
         raise KeyError(name)
 
 
-DataType = Union[PrimitiveType, DecimalType, ArrayType, MapType, StructType]
+DataType = PrimitiveType | DecimalType | ArrayType | MapType | StructType
 
 
 def parse_type(raw: Any) -> DataType:

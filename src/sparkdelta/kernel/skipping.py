@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -57,22 +57,22 @@ class StartsWith:
 
 @dataclass(frozen=True)
 class And:
-    left: "Predicate"
-    right: "Predicate"
+    left: Predicate
+    right: Predicate
 
 
 @dataclass(frozen=True)
 class Or:
-    left: "Predicate"
-    right: "Predicate"
+    left: Predicate
+    right: Predicate
 
 
 @dataclass(frozen=True)
 class Not:
-    child: "Predicate"
+    child: Predicate
 
 
-Predicate = Union[Compare, In, IsNull, StartsWith, And, Or, Not]
+Predicate = Compare | In | IsNull | StartsWith | And | Or | Not
 
 _FLIP = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -114,8 +114,15 @@ def _leaf_type(schema: StructType, path: tuple[str, ...]) -> DataType | None:
     return current
 
 
-_STATS_NUMBER_TYPES = {"long": pa.int64(), "integer": pa.int64(), "short": pa.int64(), "byte": pa.int64(),
-                       "float": pa.float64(), "double": pa.float64(), "boolean": pa.bool_()}
+_STATS_NUMBER_TYPES = {
+    "long": pa.int64(),
+    "integer": pa.int64(),
+    "short": pa.int64(),
+    "byte": pa.int64(),
+    "float": pa.float64(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+}
 _STATS_TEXT_TYPES = {"string", "date", "timestamp", "timestamp_ntz"}
 
 
@@ -140,7 +147,9 @@ def _stats_struct(schema: StructType, as_count: bool) -> pa.StructType:
     return pa.struct(fields)
 
 
-_TIMESTAMP = r"^(?P<base>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?P<sign>[+-])?(?P<hours>\d{2})?:?(?P<minutes>\d{2})?Z?$"
+_TIMESTAMP = (
+    r"^(?P<base>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?P<sign>[+-])?(?P<hours>\d{2})?:?(?P<minutes>\d{2})?Z?$"
+)
 
 
 def _parse_timestamps(text: Any) -> Any:
@@ -148,7 +157,9 @@ def _parse_timestamps(text: Any) -> Any:
     parts = pc.extract_regex(text, _TIMESTAMP)
     base = pc.cast(pc.replace_substring(pc.struct_field(parts, "base"), "T", " "), pa.timestamp("us"))
     hours = pc.cast(pc.if_else(pc.equal(pc.struct_field(parts, "hours"), ""), "0", pc.struct_field(parts, "hours")), pa.int64())
-    minutes = pc.cast(pc.if_else(pc.equal(pc.struct_field(parts, "minutes"), ""), "0", pc.struct_field(parts, "minutes")), pa.int64())
+    minutes = pc.cast(
+        pc.if_else(pc.equal(pc.struct_field(parts, "minutes"), ""), "0", pc.struct_field(parts, "minutes")), pa.int64()
+    )
     offset_us = pc.multiply(pc.add(pc.multiply(hours, 60), minutes), 60_000_000)
     signed = pc.if_else(pc.equal(pc.struct_field(parts, "sign"), "-"), pc.negate(offset_us), offset_us)
     utc = pc.subtract(pc.cast(base, pa.int64()), signed)
@@ -240,9 +251,10 @@ class SkippingEvaluator:
         self.schema = schema
         self.partition_columns = {c.lower(): c for c in partition_columns}
         self.partitions = typed_partition_values(files.column("partitionValues").combine_chunks(), schema, partition_columns)
-        self.stats = FileStats(files.column("stats").combine_chunks(), StructType(tuple(
-            f for f in schema.fields if f.name.lower() not in self.partition_columns
-        )))
+        self.stats = FileStats(
+            files.column("stats").combine_chunks(),
+            StructType(tuple(f for f in schema.fields if f.name.lower() not in self.partition_columns)),
+        )
         self.num_files = files.num_rows
 
     def keep(self, predicate: Predicate) -> pa.Array:
@@ -339,4 +351,3 @@ _COMPARE = {
     ">": pc.greater,
     ">=": pc.greater_equal,
 }
-

@@ -131,7 +131,7 @@ class Snapshot:
         )
 
     @classmethod
-    def load(cls, storage: Storage, table_root: str, version: int | None = None) -> "Snapshot":
+    def load(cls, storage: Storage, table_root: str, version: int | None = None) -> Snapshot:
         """Build the snapshot, falling back past a checkpoint that cannot be read."""
         segment = build_log_segment(storage, table_root, version)
         while True:
@@ -142,7 +142,9 @@ class Snapshot:
                     raise InvalidLogError(f"{table_root}: cannot read the log at version {segment.version}: {exc}") from exc
                 log.warning(
                     "%s: checkpoint %d unreadable (%s); replaying from an earlier one",
-                    table_root, segment.checkpoint_version, exc,
+                    table_root,
+                    segment.checkpoint_version,
+                    exc,
                 )
                 segment = build_log_segment(storage, table_root, version, skip_checkpoints_from=segment.checkpoint_version)
                 continue

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
+from .conflicts import IsolationLevel
 from .errors import TableNotFoundError, VersionNotFoundError
 from .log_files import LOG_DIR, LogFileKind, commit_name
 from .log_segment import list_log
-from .conflicts import IsolationLevel
 from .snapshot import Snapshot
 from .storage import Storage, resolve_table_root
 from .transaction import Transaction
@@ -49,9 +49,7 @@ class Table:
             version = self.version_at_timestamp(timestamp)
         return Snapshot.load(self.storage, self.root, version)
 
-    def transaction(
-        self, isolation_level: IsolationLevel | None = None, read_snapshot: Snapshot | None = None
-    ) -> Transaction:
+    def transaction(self, isolation_level: IsolationLevel | None = None, read_snapshot: Snapshot | None = None) -> Transaction:
         """A transaction on the latest snapshot (or ``read_snapshot``); on a new table, none.
 
         The isolation level defaults to the table's ``delta.isolationLevel``, else
@@ -83,7 +81,9 @@ class Table:
         return self._timeline(self._in_commit_timestamp_enablement())
 
     def _timeline(self, enablement: tuple[int, int] | None) -> list[tuple[int, int]]:
-        commits = [(f.version, f.status.modification_time) for f in list_log(self.storage, self.log_dir) if f.kind is LogFileKind.COMMIT]
+        commits = [
+            (f.version, f.status.modification_time) for f in list_log(self.storage, self.log_dir) if f.kind is LogFileKind.COMMIT
+        ]
         if not commits:
             raise TableNotFoundError(f"{self.root} is not a Delta table: no commits in {self.log_dir}")
         ict_from = enablement[0] if enablement else None
@@ -142,13 +142,13 @@ class Table:
         times = [ts for _, ts in timeline]
         position = bisect_right(times, millis)
         if position == 0:
-            first = datetime.fromtimestamp(times[0] / 1000, timezone.utc)
+            first = datetime.fromtimestamp(times[0] / 1000, UTC)
             raise VersionNotFoundError(
                 f"{self.root}: timestamp {timestamp} is before the earliest available version "
                 f"{timeline[0][0]} ({first.isoformat()})"
             )
         if last_segment and position == len(times) and millis > times[-1]:
-            last = datetime.fromtimestamp(times[-1] / 1000, timezone.utc)
+            last = datetime.fromtimestamp(times[-1] / 1000, UTC)
             raise VersionNotFoundError(
                 f"{self.root}: timestamp {timestamp} is after the latest version {timeline[-1][0]} "
                 f"({last.isoformat()}); use a timestamp at or before it"
@@ -173,5 +173,5 @@ def to_millis(timestamp: datetime | str | int) -> int:
         except ValueError as exc:
             raise ValueError(f"cannot parse timestamp {timestamp!r}: use 'YYYY-MM-DD[ HH:MM:SS[.fff]]'") from exc
     if timestamp.tzinfo is None:
-        timestamp = timestamp.replace(tzinfo=timezone.utc)
+        timestamp = timestamp.replace(tzinfo=UTC)
     return int(timestamp.timestamp() * 1000)

@@ -23,7 +23,7 @@ _COMPARISONS = {
     "GreaterThan": ">",
     "GreaterThanOrEqual": ">=",
 }
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def _name(expr: Any) -> str:
