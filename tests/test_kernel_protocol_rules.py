@@ -76,11 +76,18 @@ def test_a_protocol_action_cannot_drop_features_or_dodge_the_gate(tmp_path: Path
         table.transaction().commit([Protocol(1, 2), add("b.parquet")], "WRITE")
     log = Path(table.log_dir) / f"{1:020d}.json"
     log.write_text(
-        json.dumps({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["deletionVectors"], "writerFeatures": ["deletionVectors"]}})
+        json.dumps({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["typeWidening"], "writerFeatures": ["typeWidening"]}})
         + "\n"
     )
-    with pytest.raises(UnsupportedFeatureError, match="deletionVectors"):
+    with pytest.raises(UnsupportedFeatureError, match="typeWidening"):
         table.transaction().commit([Protocol(1, 2), add("c.parquet")], "WRITE")
+
+
+def test_deletion_vector_tables_are_writable(tmp_path: Path) -> None:
+    dv = frozenset({"deletionVectors"})
+    table = create(tmp_path, protocol=Protocol(3, 7, dv, dv))
+    assert table.transaction().commit([add("b.parquet")], "WRITE").version == 1
+    assert table.snapshot().protocol.writer_features == dv
 
 
 @pytest.mark.parametrize(

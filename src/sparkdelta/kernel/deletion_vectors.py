@@ -11,15 +11,20 @@ each DV is framed big-endian as size, data, CRC-32 of the data, after a version 
 Everything a descriptor claims is checked (magic, size, checksum, cardinality): a
 mismatch means a corrupt or misread DV, and returning rows a DV deletes is never
 acceptable. Errors name the table, the data file and the DV.
+
+Writing is the reverse: ``write_deletion_vectors`` stores several DVs in one new
+``deletion_vector_<uuid>.bin`` file (as delta-spark does per task) and returns their
+``u`` descriptors; ``inline_descriptor`` keeps a small DV in the log instead.
 """
 
 from __future__ import annotations
 
+import array
 import base64
 import struct
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -72,6 +77,23 @@ class DeletionVectorDescriptor:
             cardinality=int(raw["cardinality"]),
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """The log's JSON form (``offset`` left out for inline DVs, as the spec has it)."""
+        raw: dict[str, Any] = {
+            "storageType": self.storage_type,
+            "pathOrInlineDv": self.path_or_inline_dv,
+            "offset": self.offset,
+            "sizeInBytes": self.size_in_bytes,
+            "cardinality": self.cardinality,
+        }
+        return {k: v for k, v in raw.items() if v is not None}
+
+    @property
+    def unique_id(self) -> str:
+        """Identifies the DV among a file's DVs (the spec's ``uniqueId``: storage type, path, offset)."""
+        suffix = "" if self.offset is None else f"@{self.offset}"
+        return f"{self.storage_type}{self.path_or_inline_dv}{suffix}"
+
     def absolute_path(self, table_root: str) -> str | None:
         """Where the DV file is, as a storage path; None for an inline DV.
 
@@ -109,6 +131,68 @@ def z85_decode(text: str) -> bytes:
     if len(text) % 5 or not _Z85_CHARS.issuperset(text):
         raise ValueError(f"not Z85 text (length a multiple of 5, alphabet {_Z85_ALPHABET.decode()}): {text[:40]!r}")
     return base64.b85decode(text.encode("ascii").translate(_Z85_TO_B85))
+
+
+def z85_encode(data: bytes) -> str:
+    """Z85 text of ``data``, zero-padded to a multiple of 4 bytes (readers cut it back to ``sizeInBytes``)."""
+    padded = data + bytes(-len(data) % 4)
+    return base64.b85encode(padded).translate(bytes.maketrans(_B85_ALPHABET, _Z85_ALPHABET)).decode("ascii")
+
+
+def bitmap_of(indexes: Iterable[int] | np.ndarray) -> BitMap64:
+    """A 64-bit roaring bitmap of row indexes; numpy arrays are copied in C, not per element."""
+    if isinstance(indexes, np.ndarray):
+        values = array.array("Q")
+        values.frombytes(np.ascontiguousarray(indexes, dtype=np.uint64).tobytes())
+        return BitMap64(values)
+    return BitMap64(indexes)
+
+
+def encode_bitmap_array(bitmap: BitMap64) -> bytes:
+    """A RoaringBitmapArray: the magic number, then the bitmap in the portable 64-bit format."""
+    if bitmap and bitmap.max() >= 1 << 63:
+        raise ValueError(f"row index {bitmap.max()} does not fit a signed 64-bit integer")
+    # No run_optimize: delta-spark writes array and bitmap containers only, and readers
+    # built on older roaring libraries cannot read run containers.
+    return struct.pack("<I", MAGIC) + bitmap.serialize()
+
+
+def relative_dv_path(dv_uuid: uuid.UUID, prefix: str = "") -> str:
+    """A ``u`` descriptor's ``pathOrInlineDv``: the directory prefix, then the Z85-encoded UUID."""
+    return prefix + z85_encode(dv_uuid.bytes)
+
+
+def inline_descriptor(bitmap: BitMap64) -> DeletionVectorDescriptor:
+    """An ``i`` descriptor carrying the DV itself, for DVs small enough to sit in the log."""
+    data = encode_bitmap_array(bitmap)
+    return DeletionVectorDescriptor("i", z85_encode(data), None, len(data), len(bitmap))
+
+
+def write_deletion_vectors(
+    storage: Storage, table_root: str, bitmaps: Sequence[BitMap64], prefix: str = ""
+) -> list[DeletionVectorDescriptor]:
+    """Store ``bitmaps`` in one new DV file under ``table_root`` (in directory ``prefix``, if given).
+
+    The file is the version byte, then per DV its size, data and CRC-32 (big-endian), so
+    each descriptor's offset points at its size field. The name holds a fresh UUID, so the
+    file never replaces another; it only takes effect once a commit references it.
+    """
+    if prefix and (len(prefix) >= _UUID_Z85_LENGTH or not _Z85_CHARS.issuperset(prefix) or "/" in prefix):
+        raise ValueError(f"DV directory prefix {prefix!r} must be a few Z85 characters")
+    dv_uuid = uuid.uuid4()
+    chunks = [bytes([_FILE_FORMAT_VERSION])]
+    position = 1
+    descriptors = []
+    path = relative_dv_path(dv_uuid, prefix)
+    for bitmap in bitmaps:
+        data = encode_bitmap_array(bitmap)
+        chunks.append(struct.pack(">I", len(data)) + data + struct.pack(">I", zlib.crc32(data)))
+        descriptors.append(DeletionVectorDescriptor("u", path, position, len(data), len(bitmap)))
+        position += 4 + len(data) + 4
+    target = descriptors[0].absolute_path(table_root) if descriptors else None
+    if target is not None:
+        storage.put_if_absent(target, b"".join(chunks))
+    return descriptors
 
 
 def decode_bitmap_array(data: bytes) -> BitMap64:

@@ -29,9 +29,20 @@ from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import StructType, TimestampType
+from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
-from ..kernel import AddFile, Metadata, Protocol, RemoveFile, SetTransaction, Snapshot, Table, TableNotFoundError, metadata_change
+from ..kernel import (
+    AddCDCFile,
+    AddFile,
+    Metadata,
+    Protocol,
+    RemoveFile,
+    SetTransaction,
+    Snapshot,
+    Table,
+    TableNotFoundError,
+    metadata_change,
+)
 from ..kernel.column_mapping import mapping_mode
 from ..kernel.protocol import require_writable
 from ..kernel.stats_schema import stats_leaves
@@ -46,15 +57,21 @@ from .write_schema import DeltaAnalysisException, check_schema, delta_schema_jso
 from .write_schema import aligned as aligned_rows
 
 __all__ = [
+    "CHANGE_DATA_DIR",
+    "CHANGE_TYPE_COLUMN",
     "DeltaAnalysisException",
     "WriteResult",
     "remove_actions",
     "remove_unreferenced",
     "table_properties",
+    "write_change_files",
     "write_dataframe",
+    "write_table_files",
 ]
 
 STAGING_DIR = "_delta_staging"
+CHANGE_DATA_DIR = "_change_data"
+CHANGE_TYPE_COLUMN = "_change_type"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _MODES = {
     "append": "Append",
@@ -427,7 +444,50 @@ def _write(
     return WriteResult(result.version, len(adds), num_rows)
 
 
-def remove_unreferenced(root: str, adds: list[AddFile]) -> None:
+def write_table_files(df: DataFrame, snapshot: Snapshot, data_change: bool = True) -> list[AddFile]:
+    """Write ``df`` (the table's columns, by name) as new data files of ``snapshot``'s table, uncommitted.
+
+    For commands that build their own commit (DELETE, UPDATE, MERGE): rows get the
+    table's layout (partitions, column mapping, stats) and every constraint and generated
+    column is checked inside the write job. A violation raises
+    ``DeltaInvariantViolationException``; the caller commits the returned adds or
+    deletes them with ``remove_unreferenced``.
+    """
+    metadata = snapshot.metadata
+    schema = StructType.fromJson(metadata.schema.to_json())
+    checks = table_constraints(schema, metadata.configuration) + generated_checks(schema, {c.lower() for c in df.columns})
+    rows = enforce(aligned_rows(df, schema), checks)
+    if mapping_mode(metadata.configuration) != "none":
+        rows = to_physical(rows, schema)
+    try:
+        return _write_files(
+            rows, snapshot.table_root, _layout(df.sparkSession, schema, metadata), metadata.configuration, data_change
+        )
+    except Exception as exc:
+        found = violation(exc, snapshot.table_root)
+        if found is None:
+            raise
+        raise found from exc
+
+
+def write_change_files(df: DataFrame, snapshot: Snapshot) -> list[AddCDCFile]:
+    """Write change rows (the table's columns and ``_change_type``) as change data files, uncommitted.
+
+    They go under ``_change_data/``, partitioned as the table is (PROTOCOL.md, "Change
+    Data Files"), in the table's physical column names.
+    """
+    metadata = snapshot.metadata
+    table_schema = StructType.fromJson(metadata.schema.to_json())
+    schema = StructType([*table_schema.fields, StructField(CHANGE_TYPE_COLUMN, StringType())])
+    rows = aligned_rows(df, schema)
+    if mapping_mode(metadata.configuration) != "none":
+        rows = to_physical(rows, schema)
+    root = f"{snapshot.table_root}/{CHANGE_DATA_DIR}"
+    written = _write_files(rows, root, _layout(df.sparkSession, table_schema, metadata), metadata.configuration, False)
+    return [AddCDCFile(f"{CHANGE_DATA_DIR}/{a.path}", a.partition_values, a.size) for a in written]
+
+
+def remove_unreferenced(root: str, adds: list[AddFile] | list[AddCDCFile]) -> None:
     """Delete files a failed write left behind."""
     for add in adds:
         try:
