@@ -59,12 +59,22 @@ _ROW_INDEX = "__sparkdelta_row_index"
 _DATA_FILE = "data_file"
 _TABLE_ROOT = "table_root"
 _DV_FIELDS = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")
-_DELETED_ROWS = StructType([StructField(_FILE_ID, LongType(), False), StructField(_ROW_INDEX, LongType(), False)])
-_DELETED_ROWS_ARROW = pa.schema([pa.field(_FILE_ID, pa.int64(), False), pa.field(_ROW_INDEX, pa.int64(), False)])
+# Deleted rows travel as 64-row words: (file, row index >> 6, bit mask of the deleted rows).
+_WORD = "__sparkdelta_word"
+_MASK = "__sparkdelta_mask"
+_DELETED_WORDS = StructType(
+    [StructField(_FILE_ID, LongType(), False), StructField(_WORD, LongType(), False), StructField(_MASK, LongType(), False)]
+)
+_DELETED_WORDS_ARROW = pa.schema(
+    [pa.field(_FILE_ID, pa.int64(), False), pa.field(_WORD, pa.int64(), False), pa.field(_MASK, pa.int64(), False)]
+)
 # Bounds the Arrow batches one large DV expands into.
-_ROWS_PER_BATCH = 1 << 20
-# Per deleted row, what Spark's broadcast hash relation takes (measured: 800k rows, 100 MB).
-_BROADCAST_BYTES_PER_ROW = 128
+_WORDS_PER_BATCH = 1 << 20
+# Per word, what Spark's broadcast hash relation takes (rows of three longs plus the hash entry).
+_BROADCAST_BYTES_PER_WORD = 128
+# Deleted words are broadcast up to this size even above spark.sql.autoBroadcastJoinThreshold
+# (unless that is -1): a sort-merge join shuffles the whole scan and reads ~10x slower.
+_DV_BROADCAST_BYTES = 256 << 20
 _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 # Take the kernel's paths literally: DataSource's internal option turns glob expansion off
 # (a "[" in a path fails, "*" or "?" could match other files). With it alone, Spark 4 reads
@@ -239,7 +249,8 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
 
     Each row's file is numbered through a broadcast lookup of the keys Spark spells, which
     fails loudly on a key it lacks: a spelling mismatch must not keep deleted rows. The
-    anti join then runs on (file number, row index), two longs, compact to broadcast.
+    join to the deleted words then runs on (file number, word), two longs, compact to
+    broadcast, and a row is live unless its bit in its word's mask is set.
     """
     root = snapshot.table_root
     numbers = pa.array(range(files.num_rows), pa.int64())
@@ -254,15 +265,23 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
     scanned = _scan(spark, root, files, read_fields).withColumns(
         {_FILE_KEY: F.col("_metadata.file_path"), _ROW_INDEX: F.col("_metadata.row_index")}
     )
-    numbered = scanned.join(F.broadcast(lookup), _FILE_KEY, "left").withColumn(
-        _FILE_ID, F.when(F.col(_FILE_ID).isNull(), unmatched).otherwise(F.col(_FILE_ID))
+    numbered = scanned.join(F.broadcast(lookup), _FILE_KEY, "left").withColumns(
+        {
+            _FILE_ID: F.when(F.col(_FILE_ID).isNull(), unmatched).otherwise(F.col(_FILE_ID)),
+            _WORD: F.shiftright(F.col(_ROW_INDEX), 6),
+        }
     )
-    deleted = _deleted_rows(spark, snapshot, files)
-    return numbered.join(deleted, [_FILE_ID, _ROW_INDEX], "left_anti").drop(_FILE_ID)
+    deleted = _deleted_words(spark, snapshot, files)
+    live = F.col(_MASK).isNull() | (F.expr(f"shiftright({_MASK}, CAST({_ROW_INDEX} & 63 AS INT)) & 1") == 0)
+    return numbered.join(deleted, [_FILE_ID, _WORD], "left").where(live).drop(_FILE_ID, _WORD, _MASK)
 
 
-def _deleted_rows(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:
-    """(file number, row index) of every row the DVs of ``files`` delete, expanded on the executors.
+def _deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:
+    """(file number, word, mask) of every 64-row word holding rows the DVs of ``files`` delete.
+
+    Expanded on the executors. A word per 64 rows, rather than a row per deleted row,
+    keeps the join small: at most one entry per deleted row, and 64 times fewer when
+    deletions are dense.
 
     Broadcast when the log's cardinalities say the rows fit Spark's broadcast threshold,
     else a sort-merge join: Spark's own estimate, made from the few descriptor rows,
@@ -280,10 +299,18 @@ def _deleted_rows(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> D
         }
     )
     expand = partial(_expand_deletion_vectors, snapshot.storage)
-    deleted = spark.createDataFrame(descriptors).mapInArrow(expand, _DELETED_ROWS)
-    rows = int(pc.sum(dvs.field("cardinality")).as_py() or 0)
-    fits = rows * _BROADCAST_BYTES_PER_ROW <= _broadcast_threshold(spark)
+    deleted = spark.createDataFrame(descriptors).mapInArrow(expand, _DELETED_WORDS)
+    threshold = _broadcast_threshold(spark)
+    fits = threshold >= 0 and _word_estimate(files) * _BROADCAST_BYTES_PER_WORD <= max(threshold, _DV_BROADCAST_BYTES)
     return deleted.hint("broadcast" if fits else "merge")
+
+
+def _word_estimate(files: pa.Table) -> int:
+    """An upper bound on the deleted words: per file, its DV's cardinality or a word per 64 rows, whichever is less."""
+    cardinality = pc.fill_null(files.column("deletionVector").combine_chunks().field("cardinality"), 0)
+    records = pc.struct_field(pc.extract_regex(pc.fill_null(files.column("stats"), ""), r'"numRecords":(?P<n>\d+)'), "n")
+    words = pc.add(pc.divide(pc.cast(pc.if_else(pc.equal(records, ""), None, records), pa.int64()), 64), 1)
+    return int(pc.sum(pc.min_element_wise(cardinality, pc.fill_null(words, cardinality))).as_py() or 0)
 
 
 def _broadcast_threshold(spark: SparkSession) -> int:
@@ -296,7 +323,7 @@ def _broadcast_threshold(spark: SparkSession) -> int:
 
 
 def _expand_deletion_vectors(storage: Storage, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Executor side: one DV descriptor per row in, (file number, deleted row index) rows out.
+    """Executor side: one DV descriptor per row in, (file number, word, mask) rows out.
 
     Runs in Python workers on any machine: all it uses is ``storage`` (pickled with the
     function) and the rows themselves.
@@ -305,7 +332,21 @@ def _expand_deletion_vectors(storage: Storage, batches: Iterator[pa.RecordBatch]
         for row in batch.to_pylist():
             descriptor = DeletionVectorDescriptor.from_dict(row)
             indexes = read_deletion_vector(storage, row[_TABLE_ROOT], descriptor, row[_DATA_FILE])
-            for start in range(0, len(indexes), _ROWS_PER_BATCH):
-                chunk = indexes[start : start + _ROWS_PER_BATCH].astype(np.int64)
-                file_ids = np.full(len(chunk), row[_FILE_ID], np.int64)
-                yield pa.RecordBatch.from_arrays([pa.array(file_ids), pa.array(chunk)], schema=_DELETED_ROWS_ARROW)
+            words, masks = _words(indexes)
+            for start in range(0, len(words), _WORDS_PER_BATCH):
+                chunk = slice(start, start + _WORDS_PER_BATCH)
+                file_ids = np.full(len(words[chunk]), row[_FILE_ID], np.int64)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(file_ids), pa.array(words[chunk]), pa.array(masks[chunk])], schema=_DELETED_WORDS_ARROW
+                )
+
+
+def _words(indexes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted row indexes as 64-row words and the masks of their deleted rows (bit i: row word * 64 + i)."""
+    indexes = np.sort(indexes.astype(np.uint64))
+    words = (indexes >> np.uint64(6)).astype(np.int64)
+    bits = np.left_shift(np.uint64(1), indexes & np.uint64(63))
+    if len(words) == 0:
+        return words, bits.view(np.int64)
+    starts = np.flatnonzero(np.r_[True, words[1:] != words[:-1]])
+    return words[starts], np.bitwise_or.reduceat(bits, starts).view(np.int64)
