@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
@@ -57,6 +57,13 @@ def _builder(spark: SparkSession | None, mode: str) -> DeltaTableBuilder:
     if session is None:
         raise ValueError("DeltaTable builders need a SparkSession: pass one, or create one first")
     return DeltaTableBuilder(session, mode)
+
+
+def _checked_condition(condition: Any) -> str | Column | None:
+    """A DML condition as delta-spark takes it: SQL text, a Column or None."""
+    if condition is not None and not isinstance(condition, (str, Column)):
+        raise TypeError(f"condition must be a SQL string or a Column, not {type(condition).__name__}")
+    return condition
 
 
 def _string_map(value: Any) -> dict[str, str] | None:
@@ -117,6 +124,32 @@ class DeltaTable:
 
     def toDF(self) -> DataFrame:
         return read_snapshot(self._spark, self._table.snapshot())
+
+    # --- DELETE and UPDATE (delta-spark returns None; the metrics are in history()) ---
+
+    def delete(self, condition: str | Column | None = None) -> None:
+        """Delete the rows where ``condition`` (SQL text or Column) is true; every row without one."""
+        from .spark.dml.delete import delete
+
+        delete(self._spark, self._table, _checked_condition(condition))
+
+    def update(self, condition: str | Column | None = None, set: dict[str, str | Column] | None = None) -> None:
+        """Set columns (``set``: name -> SQL text or Column) on the rows where ``condition`` is true."""
+        from .spark.dml.update import update
+
+        if not isinstance(set, dict) or not set:
+            raise ValueError("update needs 'set': a non-empty dict of column name to SQL expression or Column")
+        bad = [k for k, v in set.items() if not isinstance(k, str) or not isinstance(v, (str, Column))]
+        if bad:
+            raise TypeError(f"update's 'set' maps column names to SQL strings or Columns; not {bad[0]!r}")
+        update(self._spark, self._table, _checked_condition(condition), set)
+
+    def updateExpr(self, condition_or_set: str | dict[str, str], set: dict[str, str] | None = None) -> None:
+        """delta-spark's Scala ``updateExpr(set)`` / ``updateExpr(condition, set)``: everything as SQL text."""
+        if isinstance(condition_or_set, dict):
+            self.update(None, condition_or_set)
+        else:
+            self.update(condition_or_set, set)
 
     def history(self, limit: int | None = None) -> DataFrame:
         """The table's commits, newest first, with delta-spark's history columns."""

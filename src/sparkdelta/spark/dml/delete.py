@@ -68,9 +68,11 @@ def delete(spark: SparkSession, table: Table, condition: Condition | None = None
         else:
             with dml.timed("scanTimeMs", "finding the files to rewrite"):
                 touched = touched_files(candidates, gone)
-            with dml.timed("rewriteTimeMs", "rewriting the files"):
-                dml.remove_files(touched)
-                copied = rows_written(dml.add_rows(read_target(spark, snapshot, touched).where(~matched(condition))))
+            copied = 0
+            if touched.num_rows:
+                with dml.timed("rewriteTimeMs", "rewriting the files"):
+                    dml.remove_files(touched)
+                    copied = rows_written(dml.add_rows(read_target(spark, snapshot, touched).where(~matched(condition))))
         if change_data_feed_enabled(snapshot) and touched.num_rows:
             with dml.timed("rewriteTimeMs", "writing the change data"):
                 changes = read_target(spark, snapshot, touched).where(matched(condition))
