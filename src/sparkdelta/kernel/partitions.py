@@ -77,4 +77,6 @@ def typed_partition_values(partition_values: pa.Array, schema: StructType, parti
             raw = pc.map_lookup(partition_values, name, "first")
         delta_name = field.type.name if isinstance(field.type, PrimitiveType) else None
         columns[field.name] = _parse(raw, to_arrow_type(field.type), delta_name)
+    if not columns:  # still one row per file, so per-file columns can be appended
+        return pa.Table.from_struct_array(pa.array([{}] * len(partition_values), pa.struct([])))
     return pa.table(columns)
