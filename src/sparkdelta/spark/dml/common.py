@@ -190,7 +190,10 @@ def rows_written(adds: list[AddFile]) -> int:
 def read_target(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:
     """Rows of ``files`` (rows of ``snapshot.files``), with ``FILE_PATH_COLUMN`` and ``ROW_INDEX_COLUMN``."""
     labelled = files.append_column(FILE_PATH_COLUMN, files.column("path"))
-    return read_files(spark, snapshot, labelled, file_columns=[FILE_PATH_COLUMN], with_row_index=True)
+    rows = read_files(spark, snapshot, labelled, file_columns=[FILE_PATH_COLUMN], with_row_index=True)
+    if ROW_INDEX_COLUMN not in rows.columns:  # read_files' empty result for no files lacks it
+        rows = rows.withColumn(ROW_INDEX_COLUMN, F.lit(None).cast("long"))
+    return rows
 
 
 def touched_files(files: pa.Table, rows: DataFrame) -> pa.Table:
