@@ -42,7 +42,9 @@ def now() -> int:
     return int(time.time() * 1000)
 
 
-def create(path: Path, config: dict[str, str] | None = None, parts: tuple[str, ...] = (), protocol: Protocol = Protocol(1, 2)) -> Table:
+def create(
+    path: Path, config: dict[str, str] | None = None, parts: tuple[str, ...] = (), protocol: Protocol = Protocol(1, 2)
+) -> Table:
     table = Table(str(path))
     table.transaction().commit([protocol, Metadata("tid", SCHEMA, parts, config or {}, created_time=1)], "CREATE TABLE")
     return table
@@ -76,7 +78,16 @@ def test_a_protocol_action_cannot_drop_features_or_dodge_the_gate(tmp_path: Path
         table.transaction().commit([Protocol(1, 2), add("b.parquet")], "WRITE")
     log = Path(table.log_dir) / f"{1:020d}.json"
     log.write_text(
-        json.dumps({"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["typeWidening"], "writerFeatures": ["typeWidening"]}})
+        json.dumps(
+            {
+                "protocol": {
+                    "minReaderVersion": 3,
+                    "minWriterVersion": 7,
+                    "readerFeatures": ["typeWidening"],
+                    "writerFeatures": ["typeWidening"],
+                }
+            }
+        )
         + "\n"
     )
     with pytest.raises(UnsupportedFeatureError, match="typeWidening"):

@@ -118,9 +118,7 @@ def build_log_segment(
         raise TableNotFoundError(f"{table_root} is not a Delta table: no commits in {log_dir}")
     target = latest if version is None else version
     if version is not None and version > latest:
-        raise VersionNotFoundError(
-            f"{table_root}: cannot time travel to version {version}; the latest version is {latest}"
-        )
+        raise VersionNotFoundError(f"{table_root}: cannot time travel to version {version}; the latest version is {latest}")
     if version is not None and version < 0:
         raise VersionNotFoundError(f"{table_root}: version {version} is negative")
 

@@ -96,9 +96,7 @@ def reconcile(batches: list[ActionBatch], table_root: str) -> FileState:
             "index": pa.concat_arrays(index),
         }
     )
-    winners = candidates.group_by(["key", "dv"], use_threads=False).aggregate(
-        [("is_add", "first"), ("index", "first")]
-    )
+    winners = candidates.group_by(["key", "dv"], use_threads=False).aggregate([("is_add", "first"), ("index", "first")])
     won_add = winners.column("is_add_first")
     active = all_adds.take(pc.filter(winners.column("index_first"), won_add))
     tombstones = all_removes.take(pc.filter(winners.column("index_first"), pc.invert(won_add)))
