@@ -105,7 +105,7 @@ def test_delta_options_become_properties_of_a_table_the_write_creates(spark: Spa
     ("key", "value", "words"),
     [
         ("delta.appendOnly", "yes", "invalid value 'yes' for table property delta.appendOnly: it needs to be a boolean"),
-        ("delta.enableChangeDataFeeds", "true", "unknown configuration was specified: delta.enablechangedatafeeds"),
+        ("delta.enableChangeDataFeeds", "true", "unknown configuration was specified: delta.enableChangeDataFeeds"),
         ("delta.checkpointInterval", "-1", "delta.checkpointInterval: it needs to be a positive integer"),
     ],
 )
@@ -146,7 +146,7 @@ def test_merge_schema_with_a_timestamp_ntz_column_upgrades_the_protocol_in_the_s
 
 @pytest.mark.parametrize(
     ("key", "feature"),
-    [("delta.enableDeletionVectors", "deletionVectors"), ("delta.enableRowTracking", "rowTracking")],
+    [("delta.enableRowTracking", "rowTracking"), ("delta.enableTypeWidening", "typeWidening")],
 )
 def test_features_we_cannot_write_are_refused_by_name(spark: SparkSession, tmp_path: Path, key: str, feature: str) -> None:
     path = str(tmp_path / "t")
@@ -603,9 +603,9 @@ def test_builder_refusals(spark: SparkSession, tmp_path: Path) -> None:
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").addColumn("ID", "INT")
     with pytest.raises(InvalidTablePropertyError, match="delta.appendOnly"):
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").property("delta.appendOnly", "maybe").execute()
-    with pytest.raises(UnsupportedFeatureError, match="deletionVectors"):
+    with pytest.raises(UnsupportedFeatureError, match="rowTracking"):
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").property(
-            "delta.enableDeletionVectors", "true"
+            "delta.enableRowTracking", "true"
         ).execute()
     with pytest.raises(TypeError, match="nullable must be a bool"):
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT", nullable="no")  # type: ignore[arg-type]
