@@ -29,6 +29,11 @@ CONDITIONS = [
     ("ts < TIMESTAMP'2024-01-01 00:10:00'", 8),
     ("id % 7 = 3", 80),
     ("id > 100 AND (id % 2 = 0)", 80),
+    ("st.w LIKE 'k999%'", 5),
+    ("NOT (id > 100 AND id % 2 = 0)", 80),  # half of an AND is no bound under NOT
+    ("NOT (id < 100 OR s LIKE 'k1%')", 80),
+    ("CAST(f AS INT) = 500", 80),  # a narrowing cast is no bound: f 500.5 casts to 500
+    ("CAST(p AS BIGINT) = 2", 20),
 ]
 
 
@@ -39,7 +44,8 @@ def table(spark, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, object]
         spark.range(0, 10000, 1, 20)
         .withColumn("p", F.col("id") % 4)
         .withColumn("s", F.concat(F.lit("k"), F.col("id").cast("string")))
-        .withColumn("st", F.struct(F.col("id").alias("x")))
+        .withColumn("st", F.struct(F.col("id").alias("x"), F.col("s").alias("w")))
+        .withColumn("f", F.col("id") + 0.5)
         .withColumn("d", F.date_add(F.lit(dt.date(2024, 1, 1)), (F.col("id") / 27).cast("int")))
         .withColumn("ts", F.timestamp_seconds(F.lit(1704067200) + F.col("id")))
     )
@@ -53,7 +59,7 @@ def test_filters_read_only_files_that_can_match_and_return_the_same_rows(spark, 
     result = spark.read.format("delta").load(path).where(condition)
     info = scan_info(result)
     assert info is not None and info.files_total == 80
-    assert info.files_read <= max_files
+    assert info.files_read <= max_files and info.files_pruned == 80 - info.files_read
     expected = sorted(tuple(r) for r in source.where(condition).select("id", "p", "s").collect())
     assert sorted(tuple(r) for r in result.select("id", "p", "s").collect()) == expected
 

@@ -35,7 +35,15 @@ def _children(expr: Any) -> list[Any]:
     return [children.apply(i) for i in range(children.size())]
 
 
-_NUMERIC = {"byte", "short", "integer", "long", "float", "double"}
+# Casts that keep every value exactly, hence its order: the analyzer's widening of a
+# column to its comparison partner's type (an int column against a bigint literal).
+_EXACT_WIDENINGS = {
+    "byte": {"short", "integer", "long", "float", "double"},
+    "short": {"integer", "long", "float", "double"},
+    "integer": {"long", "double"},
+    "long": set(),
+    "float": {"double"},
+}
 
 
 def _column(expr: Any) -> S.Column | None:
@@ -47,10 +55,9 @@ def _column(expr: Any) -> S.Column | None:
         parent = _column(child)
         return None if parent is None else S.Column((*parent.path, str(expr.extractFieldName())))
     if name == "Cast":
-        # Widening numeric casts the analyzer adds (int column vs bigint literal) keep order.
         (child,) = _children(expr)
         source, target = str(child.dataType().typeName()), str(expr.dataType().typeName())
-        if source in _NUMERIC and target in _NUMERIC:
+        if target == source or target in _EXACT_WIDENINGS.get(source, ()):
             return _column(child)
     return None
 
@@ -80,20 +87,25 @@ def _literal(expr: Any) -> S.Literal | None:
     return None
 
 
-def to_predicate(expr: Any) -> S.Predicate | None:
-    """A kernel predicate for a Catalyst expression, or ``None`` when none is sound."""
+def to_predicate(expr: Any, exact: bool = False) -> S.Predicate | None:
+    """A kernel predicate for a Catalyst expression, or ``None`` when none is sound.
+
+    The result may be weaker than ``expr`` (an AND keeps the side it can translate), which
+    only keeps more files. Under NOT a weaker inner predicate would make a stronger
+    outer one and drop files, so there the translation must be ``exact``.
+    """
     name = _name(expr)
     children = _children(expr)
     if name in ("And", "Or"):
-        left, right = (to_predicate(c) for c in children)
-        if name == "Or":
-            return None if left is None or right is None else S.Or(left, right)
+        left, right = (to_predicate(c, exact) for c in children)
         if left is None or right is None:
-            return left or right
-        return S.And(left, right)
+            return None if name == "Or" or exact else left or right
+        return S.Or(left, right) if name == "Or" else S.And(left, right)
     if name == "Not":
-        inner = to_predicate(children[0])
+        inner = to_predicate(children[0], exact=True)
         return None if inner is None else S.Not(inner)
+    if name == "EqualNullSafe" and exact:
+        return None  # NOT (a <=> 1) holds for NULLs, NOT (a = 1) does not
     if name in _COMPARISONS:
         left, right = children
         column, literal = _column(left), _literal(right)
