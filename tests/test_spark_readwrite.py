@@ -190,9 +190,46 @@ def test_stats_match_the_data(spark, tmp_path: Path) -> None:
     assert stats["minValues"]["id"] == 1 and stats["maxValues"]["id"] == 7
     assert stats["nullCount"] == {"id": 0, "s": 1, "t": 0, "st": {"n": 1, "w": 0}, "d": 0}
     assert stats["minValues"]["st"] == {"n": 5, "w": "q"} and stats["maxValues"]["d"] == "2024-03-04"
-    assert stats["minValues"]["t"] == "a" and stats["maxValues"]["t"] == "x" * 32 + "\uffff"
+    assert stats["minValues"]["t"] == "a" and stats["maxValues"]["t"] == "x" * 32 + "\x7f"
     rs = pa.table(deltalake.DeltaTable(path).get_add_actions(flatten=True)).to_pylist()[0]
     assert rs["num_records"] == 2 and rs["min.id"] == 1 and rs["max.id"] == 7
+
+
+def test_long_strings_and_decimals_keep_exact_bounds(spark, tmp_path: Path) -> None:
+    """Cut string maxima stay upper bounds in UTF-8 order (delta-spark's tie-breakers, UTF-16 lengths);
+    decimals are exact JSON numbers; a query for the longest value still finds it."""
+    path = str(tmp_path / "t")
+    emoji = "x" * 31 + "\U0001f600" + "tail"  # the pair straddles the 32-unit cut
+    after_max = "y" * 32 + "\U0010ffff" + "z"  # the cut character is the largest code point
+    values = [("a", emoji, Decimal("12345678901234567890.123")), ("b", after_max, Decimal("-0.001"))]
+    spark.createDataFrame(values, "k string, t string, d decimal(23,3)").coalesce(1).write.format("delta").save(path)
+    (raw,) = Table(path).snapshot().files.column("stats").to_pylist()
+    assert '"d":12345678901234567890.123' in raw and '"d":-0.001' in raw
+    stats = json.loads(raw)
+    assert stats["minValues"]["t"] == "x" * 31
+    assert stats["maxValues"]["t"] == "y" * 32 + "\U0010ffff" + "\x7f"
+    assert all(stats["maxValues"]["t"].encode() >= v.encode() for _, v, _ in values)
+    for _, value, _ in values:
+        assert spark.read.format("delta").load(path).where(F.col("t") == value).count() == 1
+
+
+def test_stats_columns_follow_the_table_properties(spark, tmp_path: Path) -> None:
+    df = spark.createDataFrame([(1, "a", (2, 3), 4.0)], "a int, b string, s struct<x: int, y: int>, c double").coalesce(1)
+
+    def stats_of(properties: dict[str, str]) -> dict:
+        path = str(tmp_path / str(len(list(tmp_path.iterdir()))))
+        writer = df.write.format("delta")
+        for key, value in properties.items():
+            writer = writer.option(key, value)
+        writer.save(path)
+        (raw,) = Table(path).snapshot().files.column("stats").to_pylist()
+        return json.loads(raw)
+
+    assert stats_of({})["minValues"] == {"a": 1, "b": "a", "s": {"x": 2, "y": 3}, "c": 4.0}
+    assert stats_of({"delta.dataSkippingNumIndexedCols": "3"})["minValues"] == {"a": 1, "b": "a", "s": {"x": 2}}
+    assert stats_of({"delta.dataSkippingNumIndexedCols": "0"})["nullCount"] == {}
+    chosen = stats_of({"delta.dataSkippingStatsColumns": "c,s.y"})
+    assert chosen["minValues"] == {"s": {"y": 3}, "c": 4.0} and chosen["numRecords"] == 1
 
 
 def test_delta_table_api(spark, tmp_path: Path) -> None:

@@ -3,14 +3,16 @@
 Footers already hold each column chunk's min, max and null count, so the stats cost a
 footer read per file, not a pass over the data. Values are written as delta-spark writes
 them: dates ``YYYY-MM-DD``, timestamps in UTC milliseconds with ``Z`` (max rounded up),
-strings cut to 32 characters (a cut max gets a U+FFFF tie-breaker so it stays an upper
-bound). Leaves of arrays and maps get no stats, as in delta-spark.
+strings cut to 32 UTF-16 code units (a cut max gets a tie-breaker so it stays an upper
+bound), decimals as exact JSON numbers. Leaves of arrays and maps get no stats, as in
+delta-spark.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -19,6 +21,48 @@ import pyarrow.parquet as pq
 
 STRING_PREFIX_LENGTH = 32
 DEFAULT_NUM_INDEXED_COLS = 32
+# delta-spark's tie-breakers for a cut max: the ASCII max when the cut character is below
+# it, else the largest code point; a max too long to cut within twice the prefix gets none.
+_ASCII_MAX = "\x7f"
+_CODE_POINT_MAX = "\U0010ffff"
+# Decimals pass through the JSON encoder as tagged strings and come out as bare numbers.
+_DECIMAL_TAG = "\x00decimal:"
+_TAGGED_DECIMAL = re.compile(r'"\\u0000decimal:([-+0-9.E]+)"')
+
+
+def _prefix_length(value: str, units: int) -> int:
+    """How many characters of ``value`` fit in ``units`` UTF-16 code units (Java's string length)."""
+    used = 0
+    for count, char in enumerate(value):
+        used += 2 if ord(char) > 0xFFFF else 1
+        if used > units:
+            return count
+    return len(value)
+
+
+def truncated_min(value: str, units: int = STRING_PREFIX_LENGTH) -> str:
+    """A lower bound of ``value`` at most ``units`` long: its prefix, never half a surrogate pair."""
+    return value[: _prefix_length(value, units)]
+
+
+def truncated_max(value: str, units: int = STRING_PREFIX_LENGTH) -> str | None:
+    """An upper bound of ``value`` about ``units`` long, or None when none is short enough.
+
+    The prefix gets a tie-breaker greater than the character it cut; characters that
+    already are the largest code point cannot be beaten, so the prefix grows past them.
+    """
+    cut = _prefix_length(value, units)
+    limit = _prefix_length(value, 2 * units)
+    while cut <= limit:
+        if cut >= len(value):
+            return value
+        if value[cut] == _CODE_POINT_MAX:
+            cut += 1
+        elif value[cut] < _ASCII_MAX:
+            return value[:cut] + _ASCII_MAX
+        else:
+            return value[:cut] + _CODE_POINT_MAX
+    return None
 
 
 def _timestamp(value: datetime, round_up: bool) -> str:
@@ -35,11 +79,11 @@ def _json_value(value: Any, is_max: bool) -> Any:
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, Decimal):
-        return float(value)
+        return None if not value.is_finite() else f"{_DECIMAL_TAG}{value}"
     if isinstance(value, float) and math.isnan(value):
         return None
-    if isinstance(value, str) and len(value) > STRING_PREFIX_LENGTH:
-        return value[:STRING_PREFIX_LENGTH] + ("\uffff" if is_max else "")
+    if isinstance(value, str):
+        return truncated_max(value) if is_max else truncated_min(value)
     if isinstance(value, (bytes, bytearray)):
         return None
     return value
@@ -112,4 +156,5 @@ def file_stats(path: str, configuration: dict[str, str], indexed: set[str] | Non
                 _set_nested(mins, parts, low)
                 _set_nested(maxs, parts, high)
     stats_json = {"numRecords": metadata.num_rows, "minValues": mins, "maxValues": maxs, "nullCount": nulls}
-    return json.dumps(stats_json, separators=(",", ":"), ensure_ascii=False), metadata.num_rows
+    text = json.dumps(stats_json, separators=(",", ":"), ensure_ascii=False)
+    return _TAGGED_DECIMAL.sub(r"\1", text), metadata.num_rows
