@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from .spark.read import read_snapshot
 
 if TYPE_CHECKING:
     from .builder import DeltaTableBuilder
+    from .spark.dml.merge import DeltaMergeBuilder
 
 __all__ = ["DeltaTable", "IdentityGenerator"]
 
@@ -79,6 +81,7 @@ class DeltaTable:
         self._spark = spark
         self._table = Table(path)
         self._name = name
+        self._alias: str | None = None
         if not self._table.exists():
             what = f"table {name} (at {self._table.root})" if name else self._table.root
             raise TableNotFoundError(f"{what} is not a Delta table")
@@ -123,7 +126,20 @@ class DeltaTable:
         return _builder(sparkSession, "createOrReplace")
 
     def toDF(self) -> DataFrame:
-        return read_snapshot(self._spark, self._table.snapshot())
+        df = read_snapshot(self._spark, self._table.snapshot())
+        return df.alias(self._alias) if self._alias else df
+
+    def alias(self, aliasName: str) -> DeltaTable:
+        """The same table under ``aliasName``, by which ``toDF()`` and ``merge`` conditions name its columns."""
+        aliased = copy.copy(self)
+        aliased._alias = aliasName
+        return aliased
+
+    def merge(self, source: DataFrame, condition: str | Column) -> DeltaMergeBuilder:
+        """Merge ``source`` into this table on ``condition``; add ``when...`` clauses, then ``execute()``."""
+        from .spark.dml.merge import merge_builder
+
+        return merge_builder(self._spark, self._table, self._alias, source, condition)
 
     # --- DELETE and UPDATE (delta-spark returns None; the metrics are in history()) ---
 

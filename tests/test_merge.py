@@ -1,0 +1,604 @@
+"""MERGE (``DeltaTable.merge`` and ``DeltaMergeBuilder``), copy-on-write and with deletion vectors.
+
+Every merge is checked against a pandas model of MERGE's semantics (clauses of a kind in
+order, the first whose condition is true acts, NULL is not true); copy-on-write merges are
+also run by delta-rs's own merge on an identical copy of the table, and both tables must
+then hold the same rows. Metrics, history parameters, the change data feed, which files
+are rewritten, the multiple-match error, schema evolution and the shared scenarios'
+merges are checked exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import deltalake
+import pyarrow as pa
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from sparkdelta.kernel import ConcurrentDeleteReadException, Table
+from sparkdelta.spark.constraints import DeltaInvariantViolationException
+from sparkdelta.spark.dml.merge_execute import DeltaUnsupportedOperationException
+from sparkdelta.spark.write_schema import DeltaAnalysisException
+from sparkdelta.tables import DeltaTable
+
+COLUMNS = ["id", "p", "n", "v"]
+SCHEMA = StructType(
+    [
+        StructField("id", LongType()),
+        StructField("p", LongType()),
+        StructField("n", LongType()),
+        StructField("v", StringType()),
+    ]
+)
+ARROW_SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.int64()), ("n", pa.int64()), ("v", pa.string())])
+Row = dict[str, Any]
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _target_rows() -> list[Row]:
+    """40 rows in partitions p = 0..3; a null key, null n and null v here and there."""
+    rows = [{"id": i, "p": i % 4, "n": None if i % 9 == 4 else i, "v": None if i % 7 == 3 else f"t{i}"} for i in range(40)]
+    return [*rows, {"id": None, "p": 1, "n": 100, "v": "tnull"}]
+
+
+def _source_rows() -> list[Row]:
+    """Keys 30..49 (10 match), a null key, null n here and there: no key twice."""
+    rows = [{"id": i, "p": i % 4, "n": None if i % 6 == 1 else i * 2, "v": f"s{i}"} for i in range(30, 50)]
+    return [*rows, {"id": None, "p": 2, "n": 7, "v": "snull"}]
+
+
+def _frame(spark: SparkSession, rows: list[Row]) -> DataFrame:
+    return spark.createDataFrame([tuple(r[c] for c in COLUMNS) for r in rows], SCHEMA)
+
+
+def _write(spark: SparkSession, path: str, rows: list[Row], partitioned: bool, properties: dict[str, str] | None = None) -> None:
+    """The rows as a table of several files (four per partition when partitioned)."""
+    writer = _frame(spark, rows).repartition(4).write.format("delta")
+    if partitioned:
+        writer = writer.partitionBy("p")
+    for key, value in (properties or {}).items():
+        writer = writer.option(key, value)
+    writer.save(path)
+
+
+def _sorted(rows: list[Row], columns: list[str] = COLUMNS) -> list[tuple]:
+    return sorted((tuple(r.get(c) for c in columns) for r in rows), key=repr)
+
+
+def _table_rows(spark: SparkSession, path: str, columns: list[str] = COLUMNS) -> list[tuple]:
+    return _sorted([r.asDict() for r in spark.read.format("delta").load(path).collect()], columns)
+
+
+def _delta_rs_rows(path: str, columns: list[str] = COLUMNS) -> list[tuple]:
+    frame = deltalake.DeltaTable(path).to_pandas()
+    frame = frame.astype(object).where(frame.notna(), None)
+    return _sorted(frame.to_dict("records"), columns)
+
+
+def _last_commit(path: str) -> dict[str, Any]:
+    return Table(path).snapshot().commit_info or {}
+
+
+def _metrics(path: str) -> dict[str, int]:
+    return {k: int(v) for k, v in _last_commit(path)["operationMetrics"].items() if not k.endswith("TimeMs")}
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def _null_safe(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A SQL-like operator: NULL in, NULL out."""
+    return lambda *args: None if any(a is None for a in args) else fn(*args)
+
+
+gt, lt, add = _null_safe(lambda a, b: a > b), _null_safe(lambda a, b: a < b), _null_safe(lambda a, b: a + b)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause for every engine: SQL for ours and delta-rs, Python for the model."""
+
+    kind: str  # matched, notMatched, notMatchedBySource
+    action: str  # update, delete, insert
+    condition: str | None = None
+    check: Callable[[Row | None, Row | None], Any] | None = None  # (target, source) -> True/False/None
+    sets: dict[str, str] | None = None  # None: updateAll / insertAll
+    values: dict[str, Callable[[Row | None, Row | None], Any]] = field(default_factory=dict)
+
+
+class MultipleMatches(Exception):
+    pass
+
+
+def model_merge(target: list[Row], source: list[Row], clauses: list[Clause]) -> tuple[list[Row], Counter]:
+    """MERGE ... ON t.id = s.id, by the book: the rows after it and the row counts per clause kind."""
+    rows, counts, _ = model_merge_with_changes(target, source, clauses)
+    return rows, counts
+
+
+def model_merge_with_changes(
+    target: list[Row], source: list[Row], clauses: list[Clause]
+) -> tuple[list[Row], Counter, list[tuple]]:
+    """``model_merge`` and the change feed rows: (row..., change type)."""
+    counts: Counter = Counter()
+    changes: list[tuple] = []
+    kinds = {k: [c for c in clauses if c.kind == k] for k in ("matched", "notMatched", "notMatchedBySource")}
+
+    def first(kind: str, t: Row | None, s: Row | None) -> Clause | None:
+        return next((c for c in kinds[kind] if c.check is None or c.check(t, s) is True), None)
+
+    def new_row(clause: Clause, t: Row | None, s: Row | None) -> Row:
+        if clause.sets is None:
+            assert s is not None
+            return dict(s)
+        base = dict(t) if clause.action == "update" and t is not None else dict.fromkeys(COLUMNS)
+        return {**base, **{c: fn(t, s) for c, fn in clause.values.items()}}
+
+    result: list[Row] = []
+    matched_sources: set[int] = set()
+    for t in target:
+        matches = [i for i, s in enumerate(source) if t["id"] is not None and t["id"] == s["id"]]
+        if len(matches) > 1 and kinds["matched"]:
+            raise MultipleMatches
+        matched_sources.update(matches)
+        kind = "matched" if matches else "notMatchedBySource"
+        s = source[matches[0]] if matches else None
+        clause = first(kind, t, s)
+        if clause is None:
+            result.append(dict(t))
+            counts["copied"] += 1
+        elif clause.action == "delete":
+            counts[f"{kind}_deleted"] += 1
+            changes.append((*[t[c] for c in COLUMNS], "delete"))
+        else:
+            result.append(new_row(clause, t, s))
+            counts[f"{kind}_updated"] += 1
+            changes.append((*[t[c] for c in COLUMNS], "update_preimage"))
+            changes.append((*[result[-1][c] for c in COLUMNS], "update_postimage"))
+    for i, s in enumerate(source):
+        clause = None if i in matched_sources else first("notMatched", None, s)
+        if clause is not None:
+            result.append(new_row(clause, None, s))
+            counts["inserted"] += 1
+            changes.append((*[result[-1][c] for c in COLUMNS], "insert"))
+    return result, counts, sorted(changes, key=repr)
+
+
+# --------------------------------------------------------------------------- running a merge on each engine
+
+
+def run_ours(spark: SparkSession, path: str, source: DataFrame, clauses: list[Clause], evolve: bool = False) -> DataFrame:
+    builder = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), "t.id = s.id")
+    for c in clauses:
+        if c.kind == "matched" and c.action == "update":
+            builder = (
+                builder.whenMatchedUpdateAll(c.condition) if c.sets is None else builder.whenMatchedUpdate(c.condition, c.sets)
+            )
+        elif c.kind == "matched":
+            builder = builder.whenMatchedDelete(c.condition)
+        elif c.kind == "notMatched":
+            builder = (
+                builder.whenNotMatchedInsertAll(c.condition)
+                if c.sets is None
+                else builder.whenNotMatchedInsert(c.condition, c.sets)
+            )
+        elif c.action == "update":
+            assert c.sets is not None
+            builder = builder.whenNotMatchedBySourceUpdate(c.condition, c.sets)
+        else:
+            builder = builder.whenNotMatchedBySourceDelete(c.condition)
+    return (builder.withSchemaEvolution() if evolve else builder).execute()
+
+
+def run_delta_rs(path: str, source: list[Row], clauses: list[Clause]) -> dict[str, int]:
+    table = pa.Table.from_pylist(source, schema=ARROW_SCHEMA)
+    merger = deltalake.DeltaTable(path).merge(table, "t.id = s.id", source_alias="s", target_alias="t")
+    for c in clauses:
+        if c.kind == "matched" and c.action == "update":
+            merger = (
+                merger.when_matched_update_all(c.condition) if c.sets is None else merger.when_matched_update(c.sets, c.condition)
+            )
+        elif c.kind == "matched":
+            merger = merger.when_matched_delete(c.condition)
+        elif c.kind == "notMatched":
+            merger = (
+                merger.when_not_matched_insert_all(c.condition)
+                if c.sets is None
+                else merger.when_not_matched_insert(c.sets, c.condition)
+            )
+        elif c.action == "update":
+            assert c.sets is not None
+            merger = merger.when_not_matched_by_source_update(c.sets, c.condition)
+        else:
+            merger = merger.when_not_matched_by_source_delete(c.condition)
+    return merger.execute()
+
+
+# Clause lists: each kind with and without conditions, several of a kind in order.
+UPSERT = [
+    Clause("matched", "update", None, None, {"n": "s.n", "v": "s.v"}, {"n": lambda t, s: s["n"], "v": lambda t, s: s["v"]}),
+    Clause("notMatched", "insert"),
+]
+CASES: dict[str, list[Clause]] = {
+    "update-all-insert-all": [Clause("matched", "update"), Clause("notMatched", "insert")],
+    "upsert": UPSERT,
+    "conditional-update-only": [
+        Clause(
+            "matched",
+            "update",
+            "s.n > 70",
+            lambda t, s: gt(s["n"], 70),
+            {"n": "t.n + s.n"},
+            {"n": lambda t, s: add(t["n"], s["n"])},
+        ),
+    ],
+    "ordered-matched-clauses": [
+        Clause("matched", "delete", "s.n < 66", lambda t, s: lt(s["n"], 66)),
+        Clause("matched", "update", "t.n > 35", lambda t, s: gt(t["n"], 35), {"v": "'big'"}, {"v": lambda t, s: "big"}),
+        Clause("matched", "update", None, None, {"v": "'other'"}, {"v": lambda t, s: "other"}),
+    ],
+    "unconditional-delete": [Clause("matched", "delete")],
+    "conditional-inserts-in-order": [
+        Clause(
+            "notMatched",
+            "insert",
+            "s.n > 90",
+            lambda t, s: gt(s["n"], 90),
+            {"id": "s.id", "v": "'high'"},
+            {"id": lambda t, s: s["id"], "v": lambda t, s: "high"},
+        ),
+        Clause("notMatched", "insert", "s.n > 80", lambda t, s: gt(s["n"], 80)),
+    ],
+    "not-matched-by-source": [
+        Clause("matched", "update", None, None, {"v": "s.v"}, {"v": lambda t, s: s["v"]}),
+        Clause("notMatchedBySource", "delete", "t.n < 5", lambda t, s: lt(t["n"], 5)),
+        Clause(
+            "notMatchedBySource", "update", "t.n > 20", lambda t, s: gt(t["n"], 20), {"v": "'gone'"}, {"v": lambda t, s: "gone"}
+        ),
+        Clause("notMatchedBySource", "update", None, None, {"n": "0"}, {"n": lambda t, s: 0}),
+    ],
+    "not-matched-by-source-delete-only": [Clause("notMatchedBySource", "delete")],
+    "all-kinds": [
+        Clause("matched", "delete", "t.v IS NULL", lambda t, s: t["v"] is None),
+        Clause("matched", "update"),
+        Clause("notMatched", "insert", "s.n IS NOT NULL", lambda t, s: s["n"] is not None),
+        Clause(
+            "notMatchedBySource",
+            "update",
+            "t.p = 2",
+            lambda t, s: t["p"] == 2,
+            {"n": "t.n + 1000"},
+            {"n": lambda t, s: add(t["n"], 1000)},
+        ),
+    ],
+}
+
+
+def _counts_as_metrics(counts: Counter, source_rows: int) -> dict[str, int]:
+    updated = counts["matched_updated"] + counts["notMatchedBySource_updated"]
+    deleted = counts["matched_deleted"] + counts["notMatchedBySource_deleted"]
+    return {
+        "numSourceRows": source_rows,
+        "numTargetRowsInserted": counts["inserted"],
+        "numTargetRowsUpdated": updated,
+        "numTargetRowsMatchedUpdated": counts["matched_updated"],
+        "numTargetRowsNotMatchedBySourceUpdated": counts["notMatchedBySource_updated"],
+        "numTargetRowsDeleted": deleted,
+        "numTargetRowsMatchedDeleted": counts["matched_deleted"],
+        "numTargetRowsNotMatchedBySourceDeleted": counts["notMatchedBySource_deleted"],
+    }
+
+
+@pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "unpartitioned"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_copy_on_write_against_the_model_and_delta_rs(spark: SparkSession, tmp_path: Path, case: str, partitioned: bool) -> None:
+    clauses = CASES[case]
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "delta-rs")
+    target, source = _target_rows(), _source_rows()
+    _write(spark, ours, target, partitioned)
+    shutil.copytree(ours, theirs)
+    before = Table(ours).snapshot()
+
+    result = run_ours(spark, ours, _frame(spark, source), clauses).collect()[0]
+    their_metrics = run_delta_rs(theirs, source, clauses)
+
+    expected, counts = model_merge(target, source, clauses)
+    assert _table_rows(spark, ours) == _sorted(expected)
+    assert _delta_rs_rows(ours) == _sorted(expected)
+    assert _delta_rs_rows(theirs) == _sorted(expected)
+    metrics = _metrics(ours)
+    assert {k: metrics[k] for k in _counts_as_metrics(counts, len(source))} == _counts_as_metrics(counts, len(source))
+    assert their_metrics["num_target_rows_inserted"] == counts["inserted"]
+    assert their_metrics["num_target_rows_deleted"] == metrics["numTargetRowsDeleted"]
+    assert their_metrics["num_target_rows_updated"] == metrics["numTargetRowsUpdated"]
+    assert tuple(result) == (
+        metrics["numTargetRowsUpdated"] + metrics["numTargetRowsDeleted"] + metrics["numTargetRowsInserted"],
+        metrics["numTargetRowsUpdated"],
+        metrics["numTargetRowsDeleted"],
+        metrics["numTargetRowsInserted"],
+    )
+    # Untouched files stay where they were; the rewritten ones are exactly those removed.
+    after = Table(ours).snapshot()
+    old, new = set(before.file_paths()), set(after.file_paths())
+    assert metrics["numTargetFilesRemoved"] == len(old - new)
+    assert metrics["numTargetFilesAdded"] == len(new - old)
+    assert (
+        metrics["numOutputRows"]
+        == metrics["numTargetRowsInserted"] + metrics["numTargetRowsUpdated"] + metrics["numTargetRowsCopied"]
+    )
+    assert metrics["numTargetRowsCopied"] + metrics["numTargetRowsUpdated"] + metrics["numTargetRowsDeleted"] == _rows_in(
+        before, old - new
+    )
+
+
+def _rows_in(snapshot: Any, paths: set[str]) -> int:
+    files = snapshot.files.to_pylist()
+    return sum(json.loads(f["stats"])["numRecords"] for f in files if f["path"] in paths)
+
+
+# --------------------------------------------------------------------------- deletion vectors and the change feed
+
+
+def _change_rows(spark: SparkSession, path: str, version: int) -> list[tuple]:
+    changes = spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", version).load(path)
+    return sorted((tuple(r[c] for c in [*COLUMNS, "_change_type"]) for r in changes.collect()), key=repr)
+
+
+@pytest.mark.parametrize("vectors", [False, True], ids=["copy-on-write", "deletion-vectors"])
+@pytest.mark.parametrize("case", ["all-kinds", "ordered-matched-clauses", "not-matched-by-source"])
+def test_change_feed_and_deletion_vectors_against_the_model(
+    spark: SparkSession, tmp_path: Path, case: str, vectors: bool
+) -> None:
+    clauses = CASES[case]
+    path = str(tmp_path / "t")
+    target, source = _target_rows(), _source_rows()
+    properties = {"delta.enableChangeDataFeed": "true", "delta.enableDeletionVectors": str(vectors).lower()}
+    _write(spark, path, target, partitioned=True, properties=properties)
+    snapshot = Table(path).snapshot()
+    before = set(snapshot.file_paths())
+
+    run_ours(spark, path, _frame(spark, source), clauses)
+
+    expected, counts, changes = model_merge_with_changes(target, source, clauses)
+    assert _table_rows(spark, path) == _sorted(expected)
+    assert _change_rows(spark, path, Table(path).latest_version()) == changes
+    metrics = _metrics(path)
+    assert metrics["numTargetChangeFilesAdded"] > 0
+    changed = metrics["numTargetRowsUpdated"] + metrics["numTargetRowsDeleted"]
+    if vectors:
+        # Nothing is copied: changed rows are marked deleted where they are.
+        assert metrics["numTargetRowsCopied"] == 0
+        assert metrics["numTargetDeletionVectorsAdded"] + metrics["numTargetFilesRemoved"] > 0
+        with_dv = [f["path"] for f in Table(path).snapshot().files.to_pylist() if f["deletionVector"] is not None]
+        assert set(with_dv) <= before
+        assert metrics["numTargetDeletionVectorsAdded"] == len(with_dv)
+        assert metrics["numOutputRows"] == metrics["numTargetRowsInserted"] + metrics["numTargetRowsUpdated"]
+    else:
+        removed = before - set(Table(path).snapshot().file_paths())
+        assert metrics["numTargetRowsCopied"] + changed == _rows_in(snapshot, removed)
+    assert (
+        changed
+        == counts["matched_updated"]
+        + counts["notMatchedBySource_updated"]
+        + counts["matched_deleted"]
+        + counts["notMatchedBySource_deleted"]
+    )
+
+
+# --------------------------------------------------------------------------- errors, blind appends, constraints
+
+
+def _files_on_disk(path: str) -> set[str]:
+    return {p.relative_to(path).as_posix() for p in Path(path).rglob("*.parquet") if "_delta_log" not in p.parts}
+
+
+def test_several_source_rows_updating_one_target_row_is_an_error_and_commits_nothing(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    target = _target_rows()
+    _write(spark, path, target, partitioned=True)
+    version, files = Table(path).latest_version(), _files_on_disk(path)
+    twice = _frame(spark, [{"id": 5, "p": 1, "n": 1, "v": "a"}, {"id": 5, "p": 1, "n": 2, "v": "b"}])
+    with pytest.raises(DeltaUnsupportedOperationException, match="MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE.*t.id = s.id"):
+        run_ours(spark, path, twice, UPSERT)
+    assert Table(path).latest_version() == version
+    assert _files_on_disk(path) == files
+    assert _table_rows(spark, path) == _sorted(target)
+
+    # An unconditional delete may match a row several times: the row is deleted once.
+    run_ours(spark, path, twice, [Clause("matched", "delete")])
+    assert _table_rows(spark, path) == _sorted([r for r in target if r["id"] != 5])
+    assert _metrics(path)["numTargetRowsDeleted"] == 1
+
+
+def test_insert_only_merge_is_a_blind_append(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    target, source = _target_rows(), _source_rows()
+    _write(spark, path, target, partitioned=True)
+    before = set(Table(path).snapshot().file_paths())
+    run_ours(spark, path, _frame(spark, source), [Clause("notMatched", "insert")])
+    expected, _ = model_merge(target, source, [Clause("notMatched", "insert")])
+    assert _table_rows(spark, path) == _sorted(expected)
+    commit = _last_commit(path)
+    assert commit["operation"] == "MERGE" and commit["isBlindAppend"] is True
+    assert before <= set(Table(path).snapshot().file_paths())
+    assert _metrics(path)["numTargetFilesRemoved"] == 0
+
+
+def test_constraints_and_generated_columns_hold_for_merged_rows(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    (
+        DeltaTable.create(spark)
+        .location(path)
+        .addColumn("id", "BIGINT", nullable=False)
+        .addColumn("v", "INT")
+        .addColumn("double_v", "INT", generatedAlwaysAs="v * 2")
+        .property("delta.constraints.small", "v < 1000")
+        .execute()
+    )
+    spark.createDataFrame([(i, i) for i in range(5)], "id BIGINT, v INT").write.format("delta").mode("append").save(path)
+    t = DeltaTable.forPath(spark, path)
+    source = spark.createDataFrame([(1, 10), (7, 70)], "id BIGINT, v INT")
+    t.alias("t").merge(source.alias("s"), "t.id = s.id").whenMatchedUpdate(set={"v": "s.v"}).whenNotMatchedInsert(
+        values={"id": "s.id", "v": "s.v"}
+    ).execute()
+    expected = sorted([(0, 0, 0), (1, 10, 20), (2, 2, 4), (3, 3, 6), (4, 4, 8), (7, 70, 140)])
+    assert sorted(tuple(r) for r in t.toDF().collect()) == expected
+
+    version = Table(path).latest_version()
+    too_big = spark.createDataFrame([(2, 5000)], "id BIGINT, v INT")
+    with pytest.raises(DeltaInvariantViolationException, match="small"):
+        t.alias("t").merge(too_big.alias("s"), "t.id = s.id").whenMatchedUpdateAll().execute()
+    no_id = spark.createDataFrame([(None, 5)], "id BIGINT, v INT")
+    with pytest.raises(DeltaInvariantViolationException, match="NOT NULL"):
+        t.alias("t").merge(no_id.alias("s"), "t.id = s.id").whenNotMatchedInsertAll().execute()
+    with pytest.raises(AnalysisException):
+        t.alias("t").merge(source.alias("s"), "t.id = s.id").whenMatchedUpdate(set={"v": "s.nope"}).execute()
+    with pytest.raises(DeltaAnalysisException, match="WHEN clause"):
+        t.alias("t").merge(source.alias("s"), "t.id = s.id").execute()
+    with pytest.raises(DeltaAnalysisException, match="only the last MATCHED clause can omit the condition"):
+        t.alias("t").merge(source.alias("s"), "t.id = s.id").whenMatchedDelete().whenMatchedUpdateAll().execute()
+    assert Table(path).latest_version() == version
+    assert sorted(tuple(r) for r in t.toDF().collect()) == expected
+
+
+def test_schema_evolution_adds_source_columns_at_the_end(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    spark.createDataFrame([(1, "a"), (2, "b")], "id BIGINT, v STRING").write.format("delta").save(path)
+    source = spark.createDataFrame([(2, "B", 2.5), (3, "C", 3.5)], "id BIGINT, v STRING, extra DOUBLE")
+
+    def merge(evolve: bool) -> None:
+        builder = DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), "t.id = s.id")
+        run = builder.whenMatchedUpdateAll().whenNotMatchedInsertAll()
+        (run.withSchemaEvolution() if evolve else run).execute()
+
+    merge(evolve=False)  # the source's extra column is left out, as in delta-spark
+    assert spark.read.format("delta").load(path).columns == ["id", "v"]
+    merge(evolve=True)
+    table = spark.read.format("delta").load(path)
+    assert table.columns == ["id", "v", "extra"]
+    assert sorted(tuple(r) for r in table.collect()) == [(1, "a", None), (2, "B", 2.5), (3, "C", 3.5)]
+    assert deltalake.DeltaTable(path).to_pyarrow_table().sort_by("id").to_pylist() == [
+        {"id": 1, "v": "a", "extra": None},
+        {"id": 2, "v": "B", "extra": 2.5},
+        {"id": 3, "v": "C", "extra": 3.5},
+    ]
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+def _interloper(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None]) -> None:
+    """Run ``action`` (another writer's commit) once, just before the merge's commit lands."""
+    from sparkdelta.kernel.transaction import Transaction
+
+    original = Transaction.commit
+    pending = [action]
+
+    def commit(self: Transaction, *args: Any, **kwargs: Any) -> Any:
+        if pending:
+            pending.pop()()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Transaction, "commit", commit)
+
+
+def test_concurrent_writers(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "t")
+    target = _target_rows()
+    _write(spark, path, target, partitioned=True)
+    t = DeltaTable.forPath(spark, path)
+    in_partition_0 = _frame(spark, [{"id": 4, "p": 0, "n": 1, "v": "new"}, {"id": 500, "p": 0, "n": 5, "v": "ins"}])
+    other = {"id": 900, "p": 3, "n": 9, "v": "other"}
+
+    # An append into another partition does not conflict with a merge confined to partition 0.
+    _interloper(monkeypatch, lambda: _frame(spark, [other]).write.format("delta").mode("append").save(path))
+    t.alias("t").merge(in_partition_0.alias("s"), "t.id = s.id AND t.p = 0 AND s.p = 0").whenMatchedUpdateAll().execute()
+    expected = [{**r, "n": 1, "v": "new"} if r["id"] == 4 else r for r in target] + [other]
+    assert _table_rows(spark, path) == _sorted(expected)
+    assert _last_commit(path)["operation"] == "MERGE"
+
+    # A concurrent delete of files the merge reads fails it, leaving the table as the delete left it.
+    version = Table(path).latest_version()
+    _interloper(monkeypatch, lambda: t.delete("p = 0"))
+    with pytest.raises(ConcurrentDeleteReadException):
+        t.alias("t").merge(in_partition_0.alias("s"), "t.id = s.id AND t.p = 0").whenMatchedUpdateAll().execute()
+    assert Table(path).latest_version() == version + 1
+    assert _table_rows(spark, path) == _sorted([r for r in expected if r["p"] != 0])
+
+
+# --------------------------------------------------------------------------- the shared scenarios
+
+
+def test_scenario_merges(spark: SparkSession, tmp_path: Path) -> None:
+    """The three merges of ../shared/examples/scenarios.py, as written there, with exact rows and metrics."""
+    import datetime as dt
+
+    from pyspark.sql.functions import lit
+
+    path = str(tmp_path / "trips")
+    now = dt.datetime.now().replace(microsecond=0)
+    recent, old = now - dt.timedelta(days=1), now - dt.timedelta(days=30)
+    schema = "RideId INT, VendorId INT, PickupTime TIMESTAMP, PaymentType INT, TotalAmount DOUBLE"
+    trips = [(1, 1, recent, 1, 10.0), (2, 2, old, 1, 20.0), (3, 1, recent, 2, 30.0), (4, 2, old, 2, 40.0)]
+    spark.createDataFrame(trips, schema).write.format("delta").save(path)
+    t = DeltaTable.forPath(spark, path)
+
+    def rows() -> list[tuple]:
+        return sorted(tuple(r) for r in t.toDF().collect())
+
+    def counts() -> tuple[int, int, int]:
+        m = _metrics(path)
+        return m["numTargetRowsUpdated"], m["numTargetRowsDeleted"], m["numTargetRowsInserted"]
+
+    corrections = spark.createDataFrame([(2, 9, old, 1, 20.0), (5, 1, recent, 1, 50.0)], schema)
+    (t.alias("target").merge(corrections.alias("source"), "target.RideId = source.RideId")
+      .whenMatchedUpdate(set={"VendorId": "source.VendorId"})
+      .whenNotMatchedInsertAll()
+      .execute())  # fmt: skip
+    assert counts() == (1, 0, 1)
+    assert rows() == [(1, 1, recent, 1, 10.0), (2, 9, old, 1, 20.0), (3, 1, recent, 2, 30.0), (4, 2, old, 2, 40.0),
+                      (5, 1, recent, 1, 50.0)]  # fmt: skip
+
+    snapshot = spark.createDataFrame([(1, 1, recent, 3, 11.0), (3, 1, recent, 2, 30.0), (6, 2, old, 1, 60.0)], schema)
+    (t.alias("target").merge(snapshot.alias("source"), "target.RideId = source.RideId")
+      .whenMatchedUpdateAll()
+      .whenNotMatchedInsertAll()
+      .whenNotMatchedBySourceDelete()
+      .execute())  # fmt: skip
+    assert counts() == (2, 3, 1)
+    assert rows() == [(1, 1, recent, 3, 11.0), (3, 1, recent, 2, 30.0), (6, 2, old, 1, 60.0)]
+
+    snapshot = spark.createDataFrame(
+        [(1, 1, recent, 3, -5.0, 0.0), (6, 2, old, 4, 61.0, 1.0), (7, 2, recent, 1, 70.0, 2.5)],
+        f"{schema}, CongestionSurcharge DOUBLE",
+    )
+    (t.alias("target").merge(snapshot.alias("source"), "target.RideId = source.RideId")
+      .whenMatchedDelete(condition="source.TotalAmount < 0")
+      .whenMatchedUpdateAll()
+      .whenNotMatchedBySourceUpdate(condition="target.PickupTime >= current_date() - INTERVAL 5 DAYS",
+                                    set={"PaymentType": lit(0)})
+      .withSchemaEvolution()
+      .execute())  # fmt: skip
+    assert counts() == (2, 1, 0)
+    assert t.toDF().columns[-1] == "CongestionSurcharge"
+    assert rows() == [(3, 1, recent, 0, 30.0, None), (6, 2, old, 4, 61.0, 1.0)]
+    history = t.history().collect()
+    assert [r.operation for r in history] == ["MERGE", "MERGE", "MERGE", "WRITE"]
+    parameters = history[0].operationParameters
+    assert json.loads(parameters["predicate"]) == ["(target.RideId = source.RideId)"]
+    assert [c["actionType"] for c in json.loads(parameters["matchedPredicates"])] == ["delete", "update"]
+    assert [c["actionType"] for c in json.loads(parameters["notMatchedBySourcePredicates"])] == ["update"]
+    assert json.loads(parameters["notMatchedPredicates"]) == []
+    assert deltalake.DeltaTable(path).to_pandas().sort_values("RideId").RideId.tolist() == [3, 6]
