@@ -405,3 +405,23 @@ def test_rows_can_be_addressed_by_file_and_row_index(spark, tmp_path: Path) -> N
         on_disk = pq.read_table(f"{path}/{file}").column("id").to_pylist()
         ours = sorted((r[ROW_INDEX_COLUMN], r["id"]) for r in rows if r["__file"] == file)
         assert ours == list(enumerate(on_disk))
+
+
+def test_timestamp_text_is_read_in_the_session_time_zone(spark, tmp_path: Path) -> None:
+    import os
+
+    path = str(tmp_path / "t")
+    spark.range(1).write.format("delta").option("delta.enableChangeDataFeed", "true").save(path)
+    spark.range(5).write.format("delta").mode("append").save(path)
+    for version, hour in ((0, 12), (1, 14)):  # commit times, as their files' mtimes
+        moment = dt.datetime(2024, 1, 1, hour, tzinfo=dt.UTC).timestamp()
+        os.utime(Path(path) / "_delta_log" / f"{version:020d}.json", (moment, moment))
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        at = spark.read.format("delta").option("timestampAsOf", "2024-01-01 08:30:00").load(path)  # 13:30 UTC
+        assert at.count() == 1
+        changes = spark.read.format("delta").option("readChangeFeed", "true")
+        assert changes.option("startingTimestamp", "2024-01-01 08:30:00").load(path).count() == 5  # version 1 only
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert spark.read.format("delta").option("timestampAsOf", "2024-01-01 13:30:00").load(path).count() == 1

@@ -21,6 +21,7 @@ from pyspark.sql.types import StringType, StructField
 from ..kernel import Table
 from ..kernel.change_data import ChangeRange, resolve_versions, table_changes
 from .read import read_files, spark_schema, without_field_metadata
+from .time_zones import session_instant
 
 CHANGE_TYPE = "_change_type"
 COMMIT_VERSION = "_commit_version"
@@ -103,8 +104,8 @@ def load_changes(spark: SparkSession, path: str, options: dict[str, Any]) -> Dat
         table,
         starting_version=_option(options, "startingVersion"),
         ending_version=_option(options, "endingVersion"),
-        starting_timestamp=_option(options, "startingTimestamp"),
-        ending_timestamp=_option(options, "endingTimestamp"),
+        starting_timestamp=session_instant(spark, _option(options, "startingTimestamp")),
+        ending_timestamp=session_instant(spark, _option(options, "endingTimestamp")),
     )
     return read_changes(spark, table_changes(table, start, end))
 

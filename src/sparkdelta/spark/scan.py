@@ -18,6 +18,7 @@ from ..kernel import Snapshot, Table
 from ..kernel import skipping as S
 from .predicates import filtered_predicate
 from .read import read_snapshot
+from .time_zones import session_instant
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,8 @@ def load(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
     timestamp = options.get("timestampasof")
     if version is not None and timestamp is not None:
         raise ValueError(f"{path}: give versionAsOf or timestampAsOf, not both")
-    snapshot = Table(path).snapshot(version=int(version) if version is not None else None, timestamp=timestamp)
+    instant = session_instant(spark, timestamp)
+    snapshot = Table(path).snapshot(version=int(version) if version is not None else None, timestamp=instant)
     return scan(spark, snapshot)
 
 

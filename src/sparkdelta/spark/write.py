@@ -17,15 +17,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import time
 import uuid
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
-from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -53,6 +51,7 @@ from .generated import generated_checks
 from .overwrite import files_in_partitions, files_to_replace
 from .paths import absolute_path, log_path
 from .stats import file_stats
+from .time_zones import zone
 from .write_schema import DeltaAnalysisException, check_schema, delta_schema_json, merge_schemas, new_table_schema
 from .write_schema import aligned as aligned_rows
 
@@ -113,20 +112,9 @@ def _delta_options(options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k.lower().startswith("delta.")}
 
 
-def _zone(time_zone: str) -> tzinfo:
-    """A Spark session time zone: a region id (``Europe/Paris``) or an offset (``+02:00``, ``UTC-5``)."""
-    if time_zone.strip().upper() in ("Z", "UTC", "GMT"):
-        return UTC
-    offset = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?", time_zone.strip())
-    if offset:
-        sign = -1 if offset.group(1) == "-" else 1
-        return timezone(sign * timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3) or 0)))
-    return ZoneInfo(time_zone.strip())
-
-
 def _utc_partition_value(local: str, time_zone: str) -> str:
     """A timestamp partition directory value (session time) as ISO 8601 UTC, delta-spark's form."""
-    moment = datetime.fromisoformat(local).replace(tzinfo=_zone(time_zone))
+    moment = datetime.fromisoformat(local).replace(tzinfo=zone(time_zone))
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
