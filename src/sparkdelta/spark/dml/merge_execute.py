@@ -176,9 +176,13 @@ def _code_counts(plan: MergePlan) -> list[Column]:
 
 
 def _partitioned(rows: DataFrame, snapshot: Snapshot) -> DataFrame:
-    """One task per partition value, so a partitioned write makes one file per partition, not per task."""
-    columns = snapshot.partition_columns
-    return rows.repartition(*[F.col(quoted(c)) for c in columns]) if columns else rows
+    """Rows rebalanced for writing: files of Spark's advisory size, one task per partition value when small.
+
+    Without it a merge writes one file per shuffle partition of its join whenever the
+    joined rows are cached (deletion vectors, change feed): adaptive execution does not
+    coalesce the partitions of a cached plan.
+    """
+    return rows.hint("rebalance", *[F.col(quoted(c)) for c in snapshot.partition_columns])
 
 
 def _write_inserts(dml: DmlCommit, plan: MergePlan, sources: DataFrame, counts: MergeCounts) -> None:
