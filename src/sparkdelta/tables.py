@@ -167,6 +167,13 @@ class DeltaTable:
         else:
             self.update(condition_or_set, set)
 
+    def vacuum(self, retentionHours: float | None = None, dryRun: bool = False) -> DataFrame:
+        """Delete files no version inside the retention window reads (``delta.deletedFileRetentionDuration``
+        unless ``retentionHours``); ``dryRun`` lists them instead."""
+        from .spark.vacuum import vacuum
+
+        return vacuum(self._spark, self._table, retentionHours, dryRun)
+
     def history(self, limit: int | None = None) -> DataFrame:
         """The table's commits, newest first, with delta-spark's history columns."""
         rows = []

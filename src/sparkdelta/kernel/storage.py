@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
@@ -73,6 +73,16 @@ class Storage(ABC):
     def exists(self, path: str) -> bool:
         """Whether ``path`` exists."""
 
+    @abstractmethod
+    def list_tree(self, directory: str, descend: Callable[[str], bool]) -> Iterator[FileStatus]:
+        """Every file under ``directory`` at any depth, unordered; only into subdirectories whose
+        name ``descend`` accepts (object stores list the prefix and filter).
+        """
+
+    def delete_empty_directory(self, path: str) -> bool:
+        """Remove ``path`` if it is an empty directory; whether it did. Object stores have none."""
+        return False
+
     def local_path(self, path: str) -> str | None:
         """A local file name for ``path``, when the store is a local disk (fast paths)."""
         return None
@@ -99,6 +109,28 @@ class LocalStorage(Storage):
         for entry in entries:
             stat = entry.stat()
             yield FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000))
+
+    def list_tree(self, directory: str, descend: Callable[[str], bool]) -> Iterator[FileStatus]:
+        pending = [directory]
+        while pending:
+            try:
+                entries = list(os.scandir(pending.pop()))
+            except FileNotFoundError:
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if descend(entry.name):
+                        pending.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    stat = entry.stat()
+                    yield FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000))
+
+    def delete_empty_directory(self, path: str) -> bool:
+        try:
+            os.rmdir(path)
+        except OSError:
+            return False
+        return True
 
     def _temp_path(self, path: str) -> str:
         directory, _, name = path.rpartition("/")

@@ -1,0 +1,163 @@
+"""VACUUM: delete the files no version inside the retention window can read.
+
+A data file may go when the latest snapshot does not reference it, no tombstone younger
+than the retention window (``delta.deletedFileRetentionDuration``, default one week)
+names it, and its own modification time is older than the window. Every version
+committed inside the window, and the last one before it, reads only files that are
+active now or were removed inside the window, so time travel to them keeps working.
+Files a concurrent writer is adding are new, hence younger than the window: they stay.
+Deletion-vector files follow the data files that use them; ``_change_data`` files and
+files no log entry names go by age alone.
+
+Hidden paths (``_``/``.`` prefixes: ``_delta_log``, ``_SUCCESS``, staging folders) are
+never touched, except ``_change_data`` and partition directories such as ``_p=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .checkpoint import DEFAULT_TOMBSTONE_RETENTION, parse_interval_ms
+from .deletion_vectors import DeletionVectorDescriptor
+from .errors import DeltaError
+from .replay import canonical_paths
+from .snapshot import Snapshot
+from .storage import FileStatus
+from .table import Table
+
+CHANGE_DATA_DIR = "_change_data"
+RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
+
+
+class VacuumRetentionError(DeltaError, ValueError):
+    """A retention shorter than the table's, refused while the safety check is on (delta-spark's check)."""
+
+
+@dataclass(frozen=True)
+class VacuumPlan:
+    """What a VACUUM deletes, decided against one snapshot."""
+
+    table_root: str
+    version: int
+    retention_ms: int
+    default_retention_ms: int
+    cutoff_ms: int
+    files: tuple[FileStatus, ...]
+    directories: tuple[str, ...]
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    plan: VacuumPlan
+    deleted_files: int
+    deleted_directories: int
+
+
+def table_retention_ms(snapshot: Snapshot) -> int:
+    return parse_interval_ms(snapshot.configuration.get(RETENTION_PROPERTY, DEFAULT_TOMBSTONE_RETENTION))
+
+
+def _is_hidden(name: str, partition_columns: tuple[str, ...]) -> bool:
+    """delta-spark's rule for names VACUUM leaves alone."""
+    if not name.startswith(("_", ".")):
+        return False
+    return not name.startswith(CHANGE_DATA_DIR) and not any(name.startswith(f"{c}=") for c in partition_columns)
+
+
+def _dv_files(table_root: str, deletion_vectors: pa.Array) -> set[str]:
+    """Relative paths of the DV files that ``deletion_vectors`` (rows of a ``deletionVector`` column) use."""
+    stored = deletion_vectors.filter(pc.fill_null(pc.not_equal(deletion_vectors.field("storageType"), "i"), False))
+    paths = set()
+    for raw in stored.to_pylist():
+        location = DeletionVectorDescriptor.from_dict(raw).absolute_path(table_root)
+        if location is not None and location.startswith(table_root + "/"):
+            paths.add(location[len(table_root) + 1 :])
+    return paths
+
+
+def _referenced(snapshot: Snapshot, cutoff_ms: int) -> set[str]:
+    """Relative, decoded paths of every file the snapshot or a tombstone inside the window references."""
+    root = snapshot.table_root
+    tombstones = snapshot.tombstones
+    young = tombstones.filter(pc.greater(pc.fill_null(tombstones.column("deletionTimestamp"), 0), cutoff_ms))
+    paths: set[str] = set()
+    for files in (snapshot.files, young):
+        canonical = canonical_paths(files.column("path").combine_chunks(), root)
+        paths.update(unquote(p) for p in canonical.to_pylist())
+        paths |= _dv_files(root, files.column("deletionVector").combine_chunks())
+    return paths
+
+
+def plan_vacuum(
+    table: Table, retention_hours: float | None = None, *, check_retention: bool = True, now_ms: int | None = None
+) -> VacuumPlan:
+    """The files and empty directories VACUUM would delete now, at the latest version."""
+    snapshot = table.snapshot()
+    default_retention = table_retention_ms(snapshot)
+    retention = default_retention if retention_hours is None else int(retention_hours * 3_600_000)
+    if retention < 0:
+        raise VacuumRetentionError(f"{table.root}: the retention must not be negative, got {retention_hours} hours")
+    if check_retention and retention < default_retention:
+        raise VacuumRetentionError(
+            f"{table.root}: VACUUM with a retention of {retention / 3_600_000:g} hours, below the table's "
+            f"{RETENTION_PROPERTY} of {default_retention / 3_600_000:g} hours, could delete files that running readers or "
+            "writers still use and break time travel inside the window. Give a longer retention, or set "
+            "spark.databricks.delta.retentionDurationCheck.enabled=false if you are sure"
+        )
+    cutoff = (now_ms if now_ms is not None else int(time.time() * 1000)) - retention
+    referenced = _referenced(snapshot, cutoff)
+    partitions = snapshot.partition_columns
+    prefix = len(table.root) + 1
+    doomed = [
+        status
+        for status in table.storage.list_tree(table.root, lambda name: not _is_hidden(name, partitions))
+        if status.modification_time < cutoff
+        and not _is_hidden(status.name, partitions)
+        and status.path[prefix:] not in referenced
+    ]
+    directories = sorted({os.path.dirname(f.path) for f in doomed} - {table.root}, key=len, reverse=True)
+    return VacuumPlan(table.root, snapshot.version, retention, default_retention, cutoff, tuple(doomed), tuple(directories))
+
+
+def _deleted_directories(table: Table, candidates: tuple[str, ...]) -> int:
+    """Empty directories left behind, deepest first, climbing to (not including) the root."""
+    count, seen = 0, set()
+    for directory in candidates:
+        while directory != table.root and directory not in seen and table.storage.delete_empty_directory(directory):
+            seen.add(directory)
+            count += 1
+            directory = os.path.dirname(directory)
+    return count
+
+
+def execute_vacuum(
+    table: Table, plan: VacuumPlan, parallelism: int = 8, progress: Callable[[Iterator[None], int], Iterator[None]] | None = None
+) -> VacuumResult:
+    """Delete the planned files in parallel, recording VACUUM START and VACUUM END in the history, as delta-spark does."""
+    parameters = {
+        "retentionCheckEnabled": plan.retention_ms >= plan.default_retention_ms,
+        "defaultRetentionMillis": plan.default_retention_ms,
+        "specifiedRetentionMillis": plan.retention_ms,
+    }
+    metrics = {"numFilesToDelete": len(plan.files), "sizeOfDataToDelete": plan.size_in_bytes}
+    table.transaction().commit([], "VACUUM START", parameters, metrics)
+    with ThreadPoolExecutor(max_workers=parallelism) as pool:
+        done = pool.map(lambda f: table.storage.delete(f.path), plan.files)
+        for _ in progress(done, len(plan.files)) if progress else done:
+            pass
+    directories = _deleted_directories(table, plan.directories)
+    end_metrics = {"numDeletedFiles": len(plan.files), "numVacuumedDirectories": directories}
+    table.transaction().commit([], "VACUUM END", {"status": "COMPLETED"}, end_metrics)
+    return VacuumResult(plan, len(plan.files), directories)
