@@ -22,6 +22,9 @@ DEFAULT_CONFIGS = {
     # The kernel lists files; Spark must not launch a job to re-list them.
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
     "spark.sql.session.timeZone": "UTC",
+    # DML caches joined rows it reads several times; without this, adaptive execution cannot
+    # coalesce a cached plan's partitions and each later pass runs one task per shuffle partition.
+    "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
     # Named tables persist in the embedded Hive metastore (metastore_db, spark-warehouse).
     "spark.sql.catalogImplementation": "hive",
 }
