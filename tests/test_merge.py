@@ -425,3 +425,32 @@ def test_scenario_merges(spark: SparkSession, tmp_path: Path) -> None:
     assert [c["actionType"] for c in json.loads(parameters["notMatchedBySourcePredicates"])] == ["update"]
     assert json.loads(parameters["notMatchedPredicates"]) == []
     assert deltalake.DeltaTable(path).to_pandas().sort_values("RideId").RideId.tolist() == [3, 6]
+
+
+def test_an_upsert_reads_only_the_files_holding_its_keys(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inserts stretch the source's key range over every file; the file-level key join still finds the one to read."""
+    from sparkdelta.spark.dml import merge_execute
+
+    path = str(tmp_path / "t")
+    spark.range(0, 1000).selectExpr("id", "id % 4 AS p", "id AS n", "'t' AS v").repartitionByRange(10, "id").write.format(
+        "delta"
+    ).save(path)
+    read: list[int] = []
+    original = merge_execute.candidate_files
+
+    def recorded(*args: Any) -> Any:
+        result = original(*args)
+        read.append(result.files.num_rows)
+        return result
+
+    monkeypatch.setattr(merge_execute, "candidate_files", recorded)
+    source = spark.range(150, 160).union(spark.range(5000, 5010)).selectExpr("id", "id % 4 AS p", "-id AS n", "'s' AS v")
+    DeltaTable.forPath(spark, path).alias("t").merge(
+        source.alias("s"), "t.id = s.id"
+    ).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+    assert read == [1]
+    rows = {r.id: r.n for r in spark.read.format("delta").load(path).collect()}
+    assert len(rows) == 1010 and rows[155] == -155 and rows[5005] == -5005 and rows[100] == 100
+    assert _metrics(path)["numTargetFilesRemoved"] == 1

@@ -46,6 +46,11 @@ _EXACT_WIDENINGS = {
 }
 
 
+def exact_widening(source: str, target: str) -> bool:
+    """Whether a cast between these Spark type names keeps every value, hence order."""
+    return target == source or target in _EXACT_WIDENINGS.get(source, ())
+
+
 def _column(expr: Any) -> S.Column | None:
     name = _name(expr)
     if name == "AttributeReference":
@@ -57,7 +62,7 @@ def _column(expr: Any) -> S.Column | None:
     if name == "Cast":
         (child,) = _children(expr)
         source, target = str(child.dataType().typeName()), str(expr.dataType().typeName())
-        if target == source or target in _EXACT_WIDENINGS.get(source, ()):
+        if exact_widening(source, target):
             return _column(child)
     return None
 

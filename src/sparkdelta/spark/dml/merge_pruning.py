@@ -9,6 +9,10 @@ Two sources of kernel predicates, both over the target's columns:
   outside ``[min, max]`` can match no source row. Partitioned tables keep only the
   partitions the source's keys reach; data skipping does the same with column stats.
   A NULL never equals anything, so a source whose keys are all NULL matches no file.
+- then, for one such key on a data column, the files whose own ``[min, max]`` holds some
+  source key (a broadcast range join of the source's keys with the candidates' stats):
+  an upsert whose updates hit 10 of 200 files reads those 10, although its inserts'
+  keys stretch the source's range over every file.
 
 Not-matched-by-source clauses act on target rows no source row matches, so their files
 are kept too, pruned by the clauses' own conditions when they name target columns only.
@@ -28,12 +32,14 @@ from pyspark.sql import functions as F
 
 from ...kernel import Snapshot
 from ...kernel import skipping as S
-from ..predicates import to_predicate
+from ..predicates import exact_widening, to_predicate
 from .merge_plan import MergePlan
 
 # Range pruning is sound only where min/max order is the column's own order.
 _RANGE_TYPES = {"byte", "short", "integer", "long", "string", "date", "timestamp", "timestamp_ntz"}
-_NUMERIC = {"byte", "short", "integer", "long"}
+# The range join compares every source key with every candidate's bounds: past this many
+# candidates the source's overall range alone decides.
+MAX_FILES_FOR_KEY_JOIN = 10_000
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ def _target_column(expr: Any, target: Any) -> tuple[str, str] | None:
     """(name, type) of a top-level target column, possibly under a numeric widening cast."""
     if _class(expr) == "Cast":
         (child,) = _children(expr)
-        if str(child.dataType().typeName()) in _NUMERIC and str(expr.dataType().typeName()) in _NUMERIC:
+        if exact_widening(str(child.dataType().typeName()), str(expr.dataType().typeName())):
             expr = child
     if _class(expr) == "AttributeReference" and target.contains(expr):
         return str(expr.name()), str(expr.dataType().typeName())
@@ -101,9 +107,13 @@ def candidate_files(plan: MergePlan, snapshot: Snapshot, probe: DataFrame, sourc
     that its values are the ones the merge then joins).
     """
     join = probe._jdf.queryExecution().analyzed()
-    matching, matches_nothing = _matching_predicate(plan, join, source_ranges)
+    matching, matches_nothing, keys = _matching_predicate(plan, join, source_ranges)
     files = snapshot.files
     keep = pa.array([False] * files.num_rows, pa.bool_()) if matches_nothing else _keep(snapshot, matching)
+    partitions = {c.lower() for c in snapshot.partition_columns}
+    data_keys = [k for k in keys if k[0].lower() not in partitions]
+    if data_keys and not matches_nothing:
+        keep = _holding_source_keys(plan, snapshot, keep, data_keys[0])
     predicate = matching
     if plan.not_matched_by_source:
         unmatched = _not_matched_by_source_predicate(plan, probe)
@@ -112,8 +122,11 @@ def candidate_files(plan: MergePlan, snapshot: Snapshot, probe: DataFrame, sourc
     return Candidates(files.filter(keep), predicate)
 
 
-def _matching_predicate(plan: MergePlan, join: Any, source_ranges: bool) -> tuple[S.Predicate | None, bool]:
-    """The kernel predicate a target row must pass to match a source row; True when no row can match."""
+def _matching_predicate(
+    plan: MergePlan, join: Any, source_ranges: bool
+) -> tuple[S.Predicate | None, bool, list[tuple[str, str, str]]]:
+    """The kernel predicate a target row must pass to match a source row; True when no row can match;
+    the equality keys (target column, its type, source expression) usable for a file-level key join."""
     target, source = join.right().outputSet(), join.left().outputSet()
     found: list[S.Predicate] = []
     ranges: list[tuple[str, str, str]] = []  # (target column, its type, source expression SQL)
@@ -134,12 +147,35 @@ def _matching_predicate(plan: MergePlan, join: Any, source_ranges: bool) -> tupl
         for i, (name, type_name, _) in enumerate(ranges):
             low, high = bounds[2 * i], bounds[2 * i + 1]
             if low is None:  # no non-null source key: no target row matches
-                return None, True
+                return None, True, []
             low_literal, high_literal = _literal(low, type_name), _literal(high, type_name)
             if low_literal is not None and high_literal is not None:
                 column = S.Column((name,))
                 found += [S.Compare(">=", column, low_literal), S.Compare("<=", column, high_literal)]
-    return _and(found), False
+    return _and(found), False, ranges
+
+
+def _holding_source_keys(plan: MergePlan, snapshot: Snapshot, keep: pa.Array, key: tuple[str, str, str]) -> pa.Array:
+    """``keep`` narrowed to files whose stats range holds a source key; files without stats stay."""
+    name, _, source_sql = key
+    candidates = pc.indices_nonzero(keep)
+    if not 1 < len(candidates) <= MAX_FILES_FOR_KEY_JOIN:
+        return keep
+    stats = S.FileStats(snapshot.files.column("stats").take(candidates).combine_chunks(), snapshot.schema)
+    low, high = stats.bound("minValues", (name,)), stats.bound("maxValues", (name,))
+    if low is None or high is None:
+        return keep
+    low, high = low.combine_chunks(), high.combine_chunks()
+    known = pc.and_(pc.is_valid(low), pc.is_valid(high))
+    bounds = pa.table({"file": candidates.cast(pa.int64()), "low": low, "high": high}).filter(known)
+    spark = plan.source.sparkSession
+    keys = plan.source.select(F.expr(source_sql).alias("key")).where("key IS NOT NULL")
+    ranges = F.broadcast(spark.createDataFrame(bounds))
+    held = keys.join(ranges, (F.col("key") >= F.col("low")) & (F.col("key") <= F.col("high"))).select("file").distinct()
+    hits = pa.array([r[0] for r in held.collect()], pa.int64())
+    unknown = candidates.filter(pc.invert(known)).cast(pa.int64())
+    wanted = pa.concat_arrays([hits, unknown])
+    return pc.is_in(pa.array(range(len(keep)), pa.int64()), value_set=wanted)
 
 
 def _not_matched_by_source_predicate(plan: MergePlan, probe: DataFrame) -> S.Predicate | None:
