@@ -28,6 +28,7 @@ from .spark.read import read_snapshot
 if TYPE_CHECKING:
     from .builder import DeltaTableBuilder
     from .spark.dml.merge import DeltaMergeBuilder
+    from .spark.optimize import DeltaOptimizeBuilder
 
 __all__ = ["DeltaTable", "IdentityGenerator"]
 
@@ -173,6 +174,12 @@ class DeltaTable:
         from .spark.vacuum import vacuum
 
         return vacuum(self._spark, self._table, retentionHours, dryRun)
+
+    def optimize(self) -> DeltaOptimizeBuilder:
+        """OPTIMIZE: ``.where(partition filter)``, then ``executeCompaction()`` or ``executeZOrderBy(cols)``."""
+        from .spark.optimize import DeltaOptimizeBuilder
+
+        return DeltaOptimizeBuilder(self._spark, self._table)
 
     def history(self, limit: int | None = None) -> DataFrame:
         """The table's commits, newest first, with delta-spark's history columns."""
