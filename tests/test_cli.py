@@ -74,3 +74,38 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
         assert result.returncode != 0
         assert words in result.stderr
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_vacuum_refuses_a_short_window_then_deletes_what_its_dry_run_listed(tmp_path: Path) -> None:
+    path = delta_rs_table(tmp_path / "t")
+    deltalake.write_deltalake(str(path), pa.table({"id": [9], "p": ["z"]}), mode="overwrite", partition_by=["p"])
+    refused = run("vacuum", str(path), "--retain-hours", "0")
+    assert refused.returncode != 0 and "retentionDurationCheck" in refused.stderr
+    dry = run("vacuum", str(path), "--retain-hours", "0", "--no-retention-check", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    listed = json.loads(dry.stdout)["files"]
+    assert len(listed) == 3 and all(Path(f).exists() for f in listed)
+    done = run("vacuum", str(path), "--retain-hours", "0", "--no-retention-check", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["numDeletedFiles"] == 3 and not any(Path(f).exists() for f in listed)
+    assert deltalake.DeltaTable(str(path)).to_pyarrow_table().column("id").to_pylist() == [9]
+    assert [h["operation"] for h in deltalake.DeltaTable(str(path)).history(2)] == ["VACUUM END", "VACUUM START"]
+
+
+def test_restore_by_version(tmp_path: Path) -> None:
+    path = delta_rs_table(tmp_path / "t")
+    result = run("restore", str(path), "--version", "0", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["numRemovedFiles"] == 1
+    assert sorted(deltalake.DeltaTable(str(path)).to_pyarrow_table().column("id").to_pylist()) == [1, 2]
+    assert run("restore", str(path)).returncode != 0
+
+
+def test_optimize_compacts_with_spark(tmp_path: Path) -> None:
+    path = delta_rs_table(tmp_path / "t")
+    for i in range(3):
+        deltalake.write_deltalake(str(path), pa.table({"id": [10 + i], "p": ["z"]}), mode="append", partition_by=["p"])
+    result = run("optimize", str(path), "--where", "p = 'z'", "--master", "local[1]", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["numFilesRemoved"] == 4
+    assert sorted(deltalake.DeltaTable(str(path)).to_pyarrow_table().column("id").to_pylist()) == [1, 2, 3, 10, 11, 12]

@@ -1,4 +1,7 @@
-"""The ``sparkdelta`` command line: inspect Delta tables without starting Spark."""
+"""The ``sparkdelta`` command line: inspect and maintain Delta tables.
+
+Everything but ``optimize`` runs on the kernel alone, without starting Spark.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,9 @@ import click
 
 from .kernel import DeltaError, Snapshot, Table
 from .kernel.protocol import reader_features, writer_features
+from .kernel.restore import restore as restore_table
+from .kernel.vacuum import execute_vacuum, plan_vacuum
+from .spark.progress import progress
 
 USER_ERRORS = (DeltaError, ValueError, NotImplementedError)
 
@@ -132,6 +138,84 @@ def history(table: str, limit: int | None, as_json: bool) -> None:
     for row in rows:
         params = json.dumps(row.get("operationParameters", {}), separators=(",", ":"))
         click.echo(f"{row['version']:>7}  {row['timestamp']:<29}  {str(row.get('operation', '')):<24}  {params}")
+
+
+main.add_command(describe, name="detail")
+
+
+def _report(facts: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(facts, indent=2, default=str))
+    else:
+        for key, value in facts.items():
+            click.echo(f"{key + ':':<28}{value}")
+
+
+@main.command()
+@click.argument("table")
+@click.option("--retain-hours", type=float, help="Retention window (default: the table's delta.deletedFileRetentionDuration).")
+@click.option("--dry-run", is_flag=True, help="List the files VACUUM would delete; delete nothing.")
+@click.option("--no-retention-check", is_flag=True, help="Allow a window shorter than the table's (breaks time travel).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def vacuum(table: str, retain_hours: float | None, dry_run: bool, no_retention_check: bool, as_json: bool) -> None:
+    """Delete files no version inside the retention window reads."""
+    try:
+        delta = Table(table)
+        plan = plan_vacuum(delta, retain_hours, check_retention=not no_retention_check)
+        if dry_run:
+            if as_json:
+                click.echo(json.dumps({"files": [f.path for f in plan.files], "sizeInBytes": plan.size_in_bytes}, indent=2))
+            else:
+                for status in plan.files:
+                    click.echo(status.path)
+            return
+        result = execute_vacuum(delta, plan, progress=lambda done, total: progress(done, total, f"deleting {total} files"))
+    except USER_ERRORS as exc:
+        raise click.ClickException(str(exc)) from exc
+    facts = {"numDeletedFiles": result.deleted_files, "sizeOfDeletedData": plan.size_in_bytes}
+    _report({**facts, "numVacuumedDirectories": result.deleted_directories}, as_json)
+
+
+@main.command()
+@click.argument("table")
+@click.option("--version", "version", type=int, help="Version to restore.")
+@click.option("--timestamp", help="Restore the version at this time (UTC unless it has an offset).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def restore(table: str, version: int | None, timestamp: str | None, as_json: bool) -> None:
+    """Commit the table back to an earlier version."""
+    if (version is None) == (timestamp is None):
+        raise click.UsageError("give --version or --timestamp (one of them)")
+    try:
+        metrics = restore_table(Table(table), version=version, timestamp=timestamp)
+    except USER_ERRORS as exc:
+        raise click.ClickException(str(exc)) from exc
+    _report(metrics.as_operation_metrics(), as_json)
+
+
+@main.command()
+@click.argument("table")
+@click.option("--where", "partition_filter", help="Only the partitions this predicate (on partition columns) selects.")
+@click.option("--zorder-by", help="Z-order by these columns (comma separated) instead of compacting.")
+@click.option("--master", help="Spark master URL (default: local[*]).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def optimize(table: str, partition_filter: str | None, zorder_by: str | None, master: str | None, as_json: bool) -> None:
+    """Compact small files, or Z-order the table (starts a Spark session)."""
+    from .spark.session import spark_session
+    from .tables import DeltaTable
+
+    spark = spark_session("sparkdelta optimize", master)
+    try:
+        builder = DeltaTable.forPath(spark, table).optimize()
+        if partition_filter:
+            builder = builder.where(partition_filter)
+        columns = [c.strip() for c in zorder_by.split(",") if c.strip()] if zorder_by else []
+        result = builder.executeZOrderBy(*columns) if columns else builder.executeCompaction()
+        metrics = result.collect()[0].metrics.asDict(recursive=True)
+    except USER_ERRORS as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        spark.stop()
+    _report(metrics, as_json)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import astuple
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,9 @@ from .builder import IdentityGenerator
 from .kernel import Table, TableNotFoundError
 from .kernel.errors import DeltaError
 from .kernel.protocol import reader_features, writer_features
+from .kernel.restore import RestoreMetrics, restore
 from .spark.read import read_snapshot
+from .spark.time_zones import session_instant
 
 if TYPE_CHECKING:
     from .builder import DeltaTableBuilder
@@ -31,6 +34,11 @@ if TYPE_CHECKING:
     from .spark.optimize import DeltaOptimizeBuilder
 
 __all__ = ["DeltaTable", "IdentityGenerator"]
+
+_RESTORE_SCHEMA = (
+    "table_size_after_restore long, num_of_files_after_restore long, num_removed_files long, "
+    "num_restored_files long, removed_files_size long, restored_files_size long"
+)
 
 HISTORY_SCHEMA = StructType(
     [
@@ -180,6 +188,17 @@ class DeltaTable:
         from .spark.optimize import DeltaOptimizeBuilder
 
         return DeltaOptimizeBuilder(self._spark, self._table)
+
+    def restoreToVersion(self, version: int) -> DataFrame:
+        """Commit the table back to ``version``; one row of delta-spark's restore metrics."""
+        return self._restored(restore(self._table, version=version))
+
+    def restoreToTimestamp(self, timestamp: str | datetime) -> DataFrame:
+        """Commit the table back to the version at ``timestamp`` (text in the session time zone)."""
+        return self._restored(restore(self._table, timestamp=session_instant(self._spark, timestamp)))
+
+    def _restored(self, metrics: RestoreMetrics) -> DataFrame:
+        return self._spark.createDataFrame([astuple(metrics)], _RESTORE_SCHEMA)
 
     def history(self, limit: int | None = None) -> DataFrame:
         """The table's commits, newest first, with delta-spark's history columns."""

@@ -52,7 +52,7 @@ def canonical_paths(paths: pa.Array, table_root: str) -> pa.Array:
     return pc.if_else(inside, relative, unified)
 
 
-def _dv_ids(deletion_vectors: pa.Array) -> pa.Array:
+def dv_unique_ids(deletion_vectors: pa.Array) -> pa.Array:
     """The spec's DV unique id: storageType + pathOrInlineDv (+ '@' offset); '' without a DV."""
     if len(deletion_vectors) == 0:
         return pa.array([], pa.string())
@@ -80,7 +80,7 @@ def reconcile(batches: list[ActionBatch], table_root: str) -> FileState:
             if len(values) == 0:
                 continue
             keys.append(canonical_paths(values.field("path"), table_root))
-            dv_ids.append(_dv_ids(values.field("deletionVector")))
+            dv_ids.append(dv_unique_ids(values.field("deletionVector")))
             is_add.append(pa.array(np.full(len(values), flag)))
             index.append(pa.array(np.arange(offset, offset + len(values), dtype=np.int64)))
         add_offset += len(batch.adds)
