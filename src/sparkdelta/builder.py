@@ -22,10 +22,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_string
 
 from .kernel import Metadata, Table, TableNotFoundError, metadata_change
+from .kernel.file_actions import remove_actions
 from .kernel.protocol import require_writable
 from .spark.generated import GENERATION_EXPRESSION, validate_generated_columns
 from .spark.paths import local_path
-from .spark.write import remove_actions, table_properties
+from .spark.write import table_properties
 from .spark.write_schema import DeltaAnalysisException, bare, delta_schema_json
 
 if TYPE_CHECKING:

@@ -24,6 +24,7 @@ from .builder import IdentityGenerator
 from .kernel import Table, TableNotFoundError
 from .kernel.errors import DeltaError
 from .kernel.protocol import reader_features, writer_features
+from .kernel.protocol_upgrade import add_feature, upgrade_protocol
 from .kernel.restore import RestoreMetrics, restore
 from .spark.read import read_snapshot
 from .spark.time_zones import session_instant
@@ -98,6 +99,15 @@ class DeltaTable:
     @classmethod
     def forPath(cls, sparkSession: SparkSession, path: str) -> DeltaTable:
         return cls(sparkSession, path)
+
+    @classmethod
+    def convertToDelta(
+        cls, sparkSession: SparkSession, identifier: str, partitionSchema: str | StructType | None = None
+    ) -> DeltaTable:
+        """Make ``parquet.`/path``` a Delta table in place (``partitionSchema`` names its partition columns)."""
+        from .spark.convert import convert_to_delta
+
+        return cls(sparkSession, convert_to_delta(sparkSession, identifier, partitionSchema))
 
     @classmethod
     def forName(cls, sparkSession: SparkSession, tableOrViewName: str) -> DeltaTable:
@@ -199,6 +209,51 @@ class DeltaTable:
 
     def _restored(self, metrics: RestoreMetrics) -> DataFrame:
         return self._spark.createDataFrame([astuple(metrics)], _RESTORE_SCHEMA)
+
+    def clone(
+        self, target: str, isShallow: bool = False, replace: bool = False, properties: dict[str, str] | None = None
+    ) -> DeltaTable:
+        """Clone the latest version to ``target`` (a path or a table name): shallow (log only) or deep (files copied)."""
+        return self._clone(target, isShallow, replace, properties)
+
+    def cloneAtVersion(
+        self, version: int, target: str, isShallow: bool = False, replace: bool = False, properties: dict[str, str] | None = None
+    ) -> DeltaTable:
+        """Clone ``version`` to ``target``."""
+        return self._clone(target, isShallow, replace, properties, version=version)
+
+    def cloneAtTimestamp(
+        self,
+        timestamp: str | datetime,
+        target: str,
+        isShallow: bool = False,
+        replace: bool = False,
+        properties: dict[str, str] | None = None,
+    ) -> DeltaTable:
+        """Clone the version at ``timestamp`` (text in the session time zone) to ``target``."""
+        return self._clone(target, isShallow, replace, properties, timestamp=timestamp)
+
+    def _clone(
+        self,
+        target: str,
+        shallow: bool,
+        replace: bool,
+        properties: dict[str, str] | None,
+        version: int | None = None,
+        timestamp: str | datetime | None = None,
+    ) -> DeltaTable:
+        from .spark.clone import clone_table
+
+        location, name = clone_table(self._spark, self._table, target, shallow, version, timestamp, replace, properties)
+        return DeltaTable(self._spark, location, f"spark_catalog.{name}" if name else None)
+
+    def upgradeTableProtocol(self, readerVersion: int, writerVersion: int) -> None:
+        """Raise the protocol to at least these versions (never lower), keeping every supported feature."""
+        upgrade_protocol(self._table, readerVersion, writerVersion)
+
+    def addFeatureSupport(self, featureName: str) -> None:
+        """Add a table feature to the protocol (moving it to table features if needed)."""
+        add_feature(self._table, featureName)
 
     def history(self, limit: int | None = None) -> DataFrame:
         """The table's commits, newest first, with delta-spark's history columns."""

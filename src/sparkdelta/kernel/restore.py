@@ -9,17 +9,16 @@ restore is refused, naming it, before anything is written.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .actions import Action, AddFile, RemoveFile
+from .actions import Action
 from .errors import DeltaError
+from .file_actions import add_actions, remove_actions, storage_path
 from .replay import canonical_paths, dv_unique_ids
 from .snapshot import Snapshot
 from .table import Table
@@ -64,46 +63,6 @@ def _only_in(snapshot: Snapshot, other: Snapshot) -> pa.Table:
     return snapshot.files.filter(pc.invert(pc.is_in(_keys(snapshot), value_set=_keys(other))))
 
 
-def _storage_path(root: str, path: str) -> str:
-    parsed = urlparse(path)
-    if parsed.scheme:
-        return unquote(parsed.path) if parsed.scheme == "file" else path
-    return unquote(path) if path.startswith("/") else f"{root}/{unquote(path)}"
-
-
-def _adds(files: pa.Table) -> list[AddFile]:
-    return [
-        AddFile(
-            f["path"],
-            dict(f["partitionValues"] or []),
-            f["size"],
-            f["modificationTime"],
-            True,
-            f["stats"],
-            dict(f["tags"]) if f["tags"] else None,
-            {k: v for k, v in f["deletionVector"].items() if v is not None} if f["deletionVector"] else None,
-        )
-        for f in files.to_pylist()
-    ]
-
-
-def _removes(files: pa.Table, now_ms: int) -> list[RemoveFile]:
-    return [
-        RemoveFile(
-            f["path"],
-            now_ms,
-            True,
-            True,
-            dict(f["partitionValues"] or []),
-            f["size"],
-            f["stats"],
-            dict(f["tags"]) if f["tags"] else None,
-            {k: v for k, v in f["deletionVector"].items() if v is not None} if f["deletionVector"] else None,
-        )
-        for f in files.to_pylist()
-    ]
-
-
 def restore(table: Table, version: int | None = None, timestamp: datetime | str | int | None = None) -> RestoreMetrics:
     """Commit the table back to ``version`` (or the version at ``timestamp``); delta-spark's metrics."""
     if (version is None) == (timestamp is None):
@@ -111,7 +70,7 @@ def restore(table: Table, version: int | None = None, timestamp: datetime | str 
     latest = table.snapshot()
     target = table.snapshot(version=version, timestamp=timestamp)
     restored, removed = _only_in(target, latest), _only_in(latest, target)
-    missing = [p for p in restored.column("path").to_pylist() if not table.storage.exists(_storage_path(table.root, p))]
+    missing = [p for p in restored.column("path").to_pylist() if not table.storage.exists(storage_path(table.root, p))]
     if missing:
         raise RestoreFilesMissingError(
             f"{table.root}: cannot restore to version {target.version}: {len(missing)} of its data files no longer exist "
@@ -122,8 +81,8 @@ def restore(table: Table, version: int | None = None, timestamp: datetime | str 
     metrics = RestoreMetrics(
         target.size_in_bytes, target.num_files, removed.num_rows, restored.num_rows, removed_size, restored_size
     )
-    actions: list[Action] = [*_removes(removed, int(time.time() * 1000)), *_adds(restored)]
-    if target.metadata != latest.metadata:
+    actions: list[Action] = [*remove_actions(removed, data_change=True), *add_actions(restored)]
+    if target.metadata.to_dict() != latest.metadata.to_dict():
         actions.insert(0, target.metadata)
     parameters: dict[str, Any] = {"version": target.version} if version is not None else {"timestamp": str(timestamp)}
     transaction = table.transaction(read_snapshot=latest)

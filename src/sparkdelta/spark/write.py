@@ -42,6 +42,7 @@ from ..kernel import (
     metadata_change,
 )
 from ..kernel.column_mapping import mapping_mode
+from ..kernel.file_actions import remove_actions
 from ..kernel.protocol import require_writable
 from ..kernel.stats_schema import stats_leaves
 from ..kernel.table_properties import normalize_properties
@@ -60,7 +61,6 @@ __all__ = [
     "CHANGE_TYPE_COLUMN",
     "DeltaAnalysisException",
     "WriteResult",
-    "remove_actions",
     "remove_unreferenced",
     "table_properties",
     "write_change_files",
@@ -188,30 +188,6 @@ def _write_files(df: DataFrame, root: str, layout: _Layout, configuration: dict[
 def _dynamic_partition_overwrite(df: DataFrame, options: dict[str, Any]) -> bool:
     mode = options.get("partitionoverwritemode") or df.sparkSession.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
     return str(mode).lower() == "dynamic"
-
-
-def remove_actions(files: pa.Table, data_change: bool) -> list[RemoveFile]:
-    """Remove actions for ``files``, each keyed like its add (path and deletion vector)."""
-    now = int(time.time() * 1000)
-    vectors = files.column("deletionVector").to_pylist() if "deletionVector" in files.column_names else [None] * files.num_rows
-    return [
-        RemoveFile(
-            p,
-            now,
-            data_change,
-            extended_file_metadata=True,
-            partition_values=dict(pv),
-            size=s,
-            deletion_vector={k: v for k, v in dv.items() if v is not None} if dv else None,
-        )
-        for p, s, pv, dv in zip(
-            files.column("path").to_pylist(),
-            files.column("size").to_pylist(),
-            files.column("partitionValues").to_pylist(),
-            vectors,
-            strict=True,
-        )
-    ]
 
 
 def _num_records(add: AddFile) -> int:

@@ -52,6 +52,7 @@ from pyspark.sql import functions as F
 from ...kernel import AddCDCFile, AddFile, Snapshot, Table
 from ...kernel import skipping as S
 from ...kernel.actions import Action
+from ...kernel.file_actions import remove_actions
 from ...kernel.partitions import typed_partition_values
 from ...kernel.protocol import require_writable
 from ...kernel.transaction import CommitResult
@@ -59,7 +60,7 @@ from ..predicates import condition_predicate, schema_probe
 from ..read import read_files, spark_schema, without_field_metadata
 from ..write import CHANGE_TYPE_COLUMN, remove_unreferenced, write_change_files, write_table_files
 from .deletion_vectors import DeletedRows, store_deletion_vectors
-from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN, file_removes
+from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
 
 __all__ = [
     "CHANGE_TYPE_COLUMN",
@@ -315,7 +316,7 @@ class DmlCommit:
 
     def remove_files(self, files: pa.Table) -> None:
         """Remove ``files`` (rows of ``snapshot.files``) with their partition values, size, stats and DV."""
-        self.actions.extend(file_removes(files))
+        self.actions.extend(remove_actions(files, data_change=True))
         self.metrics["numRemovedFiles"] += files.num_rows
         self.metrics["numRemovedBytes"] += int(pc.sum(files.column("size")).as_py() or 0)
         self.metrics["numDeletionVectorsRemoved"] += int(pc.sum(files.column("deletionVector").is_valid()).as_py() or 0)

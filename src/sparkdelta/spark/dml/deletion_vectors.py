@@ -33,9 +33,10 @@ from ...kernel.deletion_vectors import (
     read_deletion_vector,
     write_deletion_vectors,
 )
+from ...kernel.file_actions import remove_actions
 from ...kernel.storage import Storage
 from ..paths import absolute_path
-from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN, file_removes
+from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
 
 _DV_FIELDS = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")
 _NUM_RECORDS = "numRecords"
@@ -193,7 +194,7 @@ def store_deletion_vectors(spark: SparkSession, snapshot: Snapshot, files: pa.Ta
     positions = pc.index_in(touched.column("path"), value_set=results.column("path"))
     touched = touched.append_column(MATCHED_ROWS_COLUMN, pc.take(results.column(MATCHED_ROWS_COLUMN), positions))
     by_path = {r["path"]: r for r in results.to_pylist()}
-    removes = file_removes(touched)
+    removes = remove_actions(touched, data_change=True)
     actions: list[Action] = []
     emptied: list[bool] = []
     added = updated = removed = 0
