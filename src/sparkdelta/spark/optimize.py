@@ -6,7 +6,7 @@ with deletion vectors, which it purges) into bins of up to ``delta.targetFileSiz
 files, or one file with a DV, becomes one new file. A second run finds nothing to do.
 
 Z-ordering rewrites every selected file, ordered along a Z-curve: each column's values
-are ranked into 2^10 buckets from approximate quantiles (one sketch job), the bucket
+are ranked into 2^8 buckets from approximate quantiles (one sketch job), the bucket
 numbers' bits are interleaved into one key, and the rows are range-partitioned on it
 (within each partition) into files of about the target size, sorted inside each file.
 Files then cover small boxes of the columns' joint space, so a selective filter on any
@@ -25,16 +25,18 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.ml.feature import Bucketizer
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, NumericType, StringType, TimestampNTZType, TimestampType
 
 from ..kernel import Snapshot, Table
 from ..kernel import skipping as S
+from ..kernel.file_actions import remove_actions
 from ..kernel.protocol import require_writable
 from .dml.common import kernel_predicate
 from .read import read_files, spark_schema
-from .write import remove_actions, remove_unreferenced, write_table_files
+from .write import remove_unreferenced, write_table_files
 from .write_schema import DeltaAnalysisException
 
 MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"
@@ -42,7 +44,7 @@ DEFAULT_MAX_FILE_SIZE = 1 << 30
 _BIN = "__sparkdelta_optimize_bin"
 _Z = "__sparkdelta_zorder_key"
 _TOTAL_Z_BITS = 60
-_BITS_PER_COLUMN = 10
+_BITS_PER_COLUMN = 8
 
 
 def target_file_size(spark: SparkSession, snapshot: Snapshot) -> int:
@@ -151,31 +153,28 @@ def _order_preserving_number(column: Column, data_type: object) -> Column:
     raise DeltaAnalysisException(f"Z-order cannot order a column of type {data_type}")
 
 
-def _bucket(value: Column, bounds: list[float], low: int, high: int) -> Column:
-    """The bucket (``low``..``high``-1) of ``value`` among sorted ``bounds``, as a binary search of CASEs."""
-    if high - low <= 1:
-        return F.lit(low)
-    middle = (low + high) // 2
-    return F.when(value < F.lit(bounds[middle - 1]), _bucket(value, bounds, low, middle)).otherwise(
-        _bucket(value, bounds, middle, high)
-    )
-
-
 def _with_z_key(rows: DataFrame, columns: list[str]) -> DataFrame:
-    """``rows`` with ``_Z``: interleaved bits of each column's quantile bucket, the rows' position on a Z-curve."""
+    """``rows`` with ``_Z``: interleaved bits of each column's quantile bucket, the rows' position on a Z-curve.
+
+    Buckets come from one approximate-quantile job; Spark's ``Bucketizer`` finds each
+    value's bucket by binary search in the JVM. NULLs sort first, in bucket 0.
+    """
     bits = max(1, min(_BITS_PER_COLUMN, _TOTAL_Z_BITS // len(columns)))
     buckets = 1 << bits
-    numbers = {c: _order_preserving_number(F.col(f"`{c}`"), rows.schema[c].dataType) for c in columns}
-    ranked = rows.select(*[numbers[c].alias(f"q{i}") for i, c in enumerate(columns)])
-    quantiles = ranked.approxQuantile([f"q{i}" for i in range(len(columns))], [k / buckets for k in range(1, buckets)], 0.001)
-    names = [f"{_Z}_{i}" for i in range(len(columns))]
-    for name, column, bounds in zip(names, columns, quantiles, strict=True):
-        rows = rows.withColumn(name, F.coalesce(_bucket(numbers[column], bounds, 0, buckets), F.lit(0)).cast("long"))
+    numbers = [f"{_Z}_n{i}" for i in range(len(columns))]
+    names = [f"{_Z}_b{i}" for i in range(len(columns))]
+    for number, column in zip(numbers, columns, strict=True):
+        value = _order_preserving_number(F.col(f"`{column}`"), rows.schema[column].dataType)
+        rows = rows.withColumn(number, F.coalesce(value, F.lit(float("-inf"))))
+    quantiles = rows.approxQuantile(numbers, [k / buckets for k in range(1, buckets)], 1 / (4 * buckets))
+    splits = [[float("-inf"), *sorted({q for q in bounds if math.isfinite(q)}), float("inf")] for bounds in quantiles]
+    rows = Bucketizer(splitsArray=splits, inputCols=numbers, outputCols=names, handleInvalid="keep").transform(rows)
     key: Column = F.lit(0).cast("long")
     for i, name in enumerate(names):
+        bucket = F.col(name).cast("long")
         for bit in range(bits):
-            key = key.bitwiseOR(F.shiftleft(F.shiftright(F.col(name), bit).bitwiseAND(F.lit(1)), bit * len(columns) + i))
-    return rows.withColumn(_Z, key).drop(*names)
+            key = key.bitwiseOR(F.shiftleft(F.shiftright(bucket, bit).bitwiseAND(F.lit(1)), bit * len(columns) + i))
+    return rows.withColumn(_Z, key).drop(*numbers, *names)
 
 
 def _size_stats(sizes: list[int]) -> dict[str, int | float]:
@@ -228,8 +227,8 @@ def optimize(spark: SparkSession, table: Table, partition_filter: str | None, z_
         transaction = table.transaction(read_snapshot=snapshot)
         transaction.mark_files_read(chosen.column("path").to_pylist())
         parameters = {
-            "predicate": json.dumps([partition_filter] if partition_filter else []),
-            "zOrderBy": json.dumps(list(z_order)),
+            "predicate": json.dumps([partition_filter] if partition_filter else [], separators=(",", ":")),
+            "zOrderBy": json.dumps(list(z_order), separators=(",", ":")),
         }
         commit_metrics = {
             "numAddedFiles": len(adds),
