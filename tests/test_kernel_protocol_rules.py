@@ -42,8 +42,11 @@ def now() -> int:
     return int(time.time() * 1000)
 
 
+LEGACY_DEFAULT = Protocol(1, 2)
+
+
 def create(
-    path: Path, config: dict[str, str] | None = None, parts: tuple[str, ...] = (), protocol: Protocol = Protocol(1, 2)
+    path: Path, config: dict[str, str] | None = None, parts: tuple[str, ...] = (), protocol: Protocol = LEGACY_DEFAULT
 ) -> Table:
     table = Table(str(path))
     table.transaction().commit([protocol, Metadata("tid", SCHEMA, parts, config or {}, created_time=1)], "CREATE TABLE")
