@@ -39,15 +39,19 @@ def _is_delta_create(statement: exp.Expression) -> bool:
     return bool(formats) and formats[0].this.name.lower() == DELTA_PROVIDER
 
 
-def parse_delta_statement(query: str) -> exp.Expression | None:
-    """The parsed statement if sparkdelta runs it, else None (Spark runs it)."""
+def parse_statement(query: str) -> exp.Expression | None:
+    """The one statement in ``query`` (Spark dialect), or None when sqlglot cannot parse it."""
     try:
         statements = sqlglot.parse(query, read="spark")
     except sqlglot.errors.ParseError:
         return None
-    if len(statements) != 1 or statements[0] is None:
-        return None
-    return statements[0] if _is_delta_create(statements[0]) else None
+    return statements[0] if len(statements) == 1 else None
+
+
+def parse_delta_statement(query: str) -> exp.Expression | None:
+    """The parsed statement if sparkdelta runs it, else None (Spark runs it)."""
+    statement = parse_statement(query)
+    return statement if statement is not None and _is_delta_create(statement) else None
 
 
 class CreateTableStatement:

@@ -1,0 +1,190 @@
+"""ALTER TABLE on Delta tables: properties, columns, comments, CHECK constraints; metadata-only commits.
+
+Each change is one commit of new metadata, prepared by the kernel (protocol upgrades
+for features it turns on, column-mapping ids for new columns) under delta-spark's
+operation names. Renaming and dropping columns need column mapping (``name`` or
+``id``), so that data files keep their physical column names and nothing is rewritten.
+A new CHECK constraint is validated against every existing row first (one Spark job).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
+
+from ..kernel import Metadata, Table, metadata_change
+from ..kernel.column_mapping import mapping_mode
+from ..kernel.protocol import require_writable
+from ..kernel.table_properties import normalize_properties
+from .constraints import CONSTRAINT_PREFIX
+from .read import read_snapshot, spark_schema
+from .write_schema import DeltaAnalysisException, delta_schema_json, new_table_schema
+
+
+def _commit(table: Table, change: Any, operation: str, parameters: dict[str, Any]) -> None:
+    """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata."""
+    snapshot = table.snapshot()
+    require_writable(snapshot.protocol, snapshot.metadata, table.root)
+    configuration, schema = change(dict(snapshot.metadata.configuration), spark_schema(snapshot))
+    wanted: Metadata = replace(snapshot.metadata, configuration=configuration, schema_string=delta_schema_json(schema))
+    prepared, protocol = metadata_change.prepare(wanted, snapshot.metadata, snapshot.protocol)
+    actions: list[Any] = [prepared] if protocol is snapshot.protocol else [protocol, prepared]
+    table.transaction(read_snapshot=snapshot).commit(actions, operation, parameters)
+
+
+def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> None:
+    allow = str(spark.conf.get("spark.databricks.delta.allowArbitraryProperties.enabled", "false")).lower() == "true"
+    normalized = normalize_properties(properties, table.root, allow)
+    _commit(
+        table, lambda conf, schema: ({**conf, **normalized}, schema), "SET TBLPROPERTIES", {"properties": json.dumps(normalized)}
+    )
+
+
+def unset_properties(table: Table, keys: list[str], if_exists: bool) -> None:
+    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
+        by_lower = {k.lower(): k for k in conf}
+        missing = [k for k in keys if k.lower() not in by_lower]
+        if missing and not if_exists:
+            raise DeltaAnalysisException(f"{table.root}: cannot unset {', '.join(missing)}: no such table properties")
+        gone = {by_lower[k.lower()] for k in keys if k.lower() in by_lower}
+        return {k: v for k, v in conf.items() if k not in gone}, schema
+
+    _commit(table, change, "UNSET TBLPROPERTIES", {"properties": json.dumps(keys), "ifExists": if_exists})
+
+
+def _field(schema: StructType, path: list[str], where: str) -> tuple[StructType, StructField]:
+    """The struct holding the column at ``path`` and the column itself (names matched case-insensitively)."""
+    parent = schema
+    for depth, name in enumerate(path):
+        found = next((f for f in parent.fields if f.name.lower() == name.lower()), None)
+        if found is None:
+            raise DeltaAnalysisException(f"{where}: no column {'.'.join(path)}")
+        if depth == len(path) - 1:
+            return parent, found
+        if not isinstance(found.dataType, StructType):
+            raise DeltaAnalysisException(f"{where}: {'.'.join(path[: depth + 1])} is not a struct")
+        parent = found.dataType
+    raise DeltaAnalysisException(f"{where}: no column given")
+
+
+def _replaced(schema: StructType, path: list[str], new: StructType) -> StructType:
+    """``schema`` with the struct at ``path`` (a struct column, or the root for ``[]``) replaced by ``new``."""
+    if not path:
+        return new
+    fields = []
+    for f in schema.fields:
+        if f.name.lower() == path[0].lower():
+            assert isinstance(f.dataType, StructType)
+            f = StructField(f.name, _replaced(f.dataType, path[1:], new), f.nullable, f.metadata)
+        fields.append(f)
+    return StructType(fields)
+
+
+def add_columns(table: Table, columns: list[tuple[list[str], StructField]]) -> None:
+    """Add columns at the end of the table or of a struct (``path`` is the new column's full name)."""
+
+    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
+        for path, field in columns:
+            parent_path = path[:-1]
+            parent = schema if not parent_path else _field(schema, parent_path, table.root)[1].dataType
+            assert isinstance(parent, StructType)
+            if any(f.name.lower() == path[-1].lower() for f in parent.fields):
+                raise DeltaAnalysisException(f"{table.root}: column {'.'.join(path)} already exists")
+            if not field.nullable:
+                raise DeltaAnalysisException(
+                    f"{table.root}: a column added to an existing table must be nullable ({'.'.join(path)})"
+                )
+            added = new_table_schema(StructType([field])).fields[0]
+            added = StructField(path[-1], added.dataType, True, field.metadata)
+            schema = _replaced(schema, parent_path, StructType([*parent.fields, added]))
+        return conf, schema
+
+    described = [{"column": {"name": ".".join(p), "type": f.dataType.simpleString()}} for p, f in columns]
+    _commit(table, change, "ADD COLUMNS", {"columns": json.dumps(described)})
+
+
+def set_comment(table: Table, path: list[str], comment: str) -> None:
+    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
+        parent, field = _field(schema, path, table.root)
+        updated = StructField(field.name, field.dataType, field.nullable, {**field.metadata, "comment": comment})
+        fields = [updated if f is field else f for f in parent.fields]
+        return conf, _replaced(schema, path[:-1], StructType(fields))
+
+    _commit(table, change, "CHANGE COLUMN", {"column": json.dumps({"name": ".".join(path), "comment": comment})})
+
+
+def _require_mapping(table: Table, what: str) -> None:
+    if mapping_mode(table.snapshot().configuration) == "none":
+        raise DeltaAnalysisException(
+            f"{table.root}: {what} needs column mapping; enable it first with "
+            "ALTER TABLE ... SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')"
+        )
+
+
+def rename_column(table: Table, path: list[str], new_name: str) -> None:
+    _require_mapping(table, "renaming a column")
+
+    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
+        parent, field = _field(schema, path, table.root)
+        if any(f.name.lower() == new_name.lower() for f in parent.fields if f is not field):
+            raise DeltaAnalysisException(f"{table.root}: cannot rename {'.'.join(path)} to {new_name}: that column exists")
+        if len(path) == 1 and any(c.lower() == path[0].lower() for c in table.snapshot().partition_columns):
+            raise DeltaAnalysisException(f"{table.root}: cannot rename partition column {path[0]}")
+        renamed = StructField(new_name, field.dataType, field.nullable, field.metadata)
+        return conf, _replaced(schema, path[:-1], StructType([renamed if f is field else f for f in parent.fields]))
+
+    _commit(table, change, "RENAME COLUMN", {"oldColumnPath": ".".join(path), "newColumnPath": ".".join([*path[:-1], new_name])})
+
+
+def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> None:
+    _require_mapping(table, "dropping a column")
+
+    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
+        partitions = {c.lower() for c in table.snapshot().partition_columns}
+        for path in paths:
+            try:
+                parent, field = _field(schema, path, table.root)
+            except DeltaAnalysisException:
+                if if_exists:
+                    continue
+                raise
+            if len(path) == 1 and path[0].lower() in partitions:
+                raise DeltaAnalysisException(f"{table.root}: cannot drop partition column {path[0]}")
+            remaining = [f for f in parent.fields if f is not field]
+            if not remaining:
+                raise DeltaAnalysisException(f"{table.root}: cannot drop {'.'.join(path)}: it is the last column of its struct")
+            schema = _replaced(schema, path[:-1], StructType(remaining))
+        return conf, schema
+
+    _commit(table, change, "DROP COLUMNS", {"columns": json.dumps([".".join(p) for p in paths])})
+
+
+def add_constraint(spark: SparkSession, table: Table, name: str, expression: str) -> None:
+    """Add CHECK constraint ``name``, after checking that every existing row satisfies it."""
+    key = f"{CONSTRAINT_PREFIX}{name.lower()}"
+    snapshot = table.snapshot()
+    if key in {k.lower() for k in snapshot.configuration}:
+        raise DeltaAnalysisException(f"{table.root}: constraint '{name}' already exists; drop it first")
+    violating = read_snapshot(spark, snapshot).where(~F.coalesce(F.expr(expression), F.lit(False))).count()
+    if violating:
+        raise DeltaAnalysisException(
+            f"{table.root}: {violating} rows in version {snapshot.version} violate the new CHECK constraint ({expression})"
+        )
+    _commit(table, lambda conf, schema: ({**conf, key: expression}, schema), "ADD CONSTRAINT", {"name": name, "expr": expression})
+
+
+def drop_constraint(table: Table, name: str, if_exists: bool) -> None:
+    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
+        key = next((k for k in conf if k.lower() == f"{CONSTRAINT_PREFIX}{name.lower()}"), None)
+        if key is None:
+            if if_exists:
+                return conf, schema
+            raise DeltaAnalysisException(f"{table.root}: constraint '{name}' does not exist")
+        return {k: v for k, v in conf.items() if k != key}, schema
+
+    _commit(table, change, "DROP CONSTRAINT", {"name": name})
