@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from sparkdelta.builder import DeltaTableBuilder, IdentityGenerator
-from sparkdelta.kernel import Metadata, Protocol, Table
+from sparkdelta.kernel import InvalidTableOperationError, Metadata, Protocol, Table
 from sparkdelta.kernel.errors import UnsupportedFeatureError
 from sparkdelta.kernel.table_properties import InvalidTablePropertyError
 from sparkdelta.spark.constraints import DeltaInvariantViolationException
@@ -591,8 +591,10 @@ def test_builder_refusals(spark: SparkSession, tmp_path: Path) -> None:
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "BIGINT", generatedAlwaysAs=IdentityGenerator())
     with pytest.raises(DeltaAnalysisException, match="identity columns"):
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "BIGINT", generatedByDefaultAs=IdentityGenerator(1, 2))
-    with pytest.raises(DeltaAnalysisException, match="clusterBy .* not supported"):
-        DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").clusterBy("id")
+    with pytest.raises(InvalidTableOperationError, match="both partitioned and clustered"):
+        DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").addColumn("v", "INT").partitionedBy(
+            "v"
+        ).clusterBy("id").execute()
     with pytest.raises(DeltaAnalysisException, match="schema is not given"):
         DeltaTableBuilder(spark, "create").location(path).execute()
     with pytest.raises(DeltaAnalysisException, match="partition column\\(s\\) q are not columns"):

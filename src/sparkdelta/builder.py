@@ -22,8 +22,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_string
 
 from .kernel import Metadata, Table, TableNotFoundError, metadata_change
+from .kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clustering_domain
 from .kernel.file_actions import remove_actions
-from .kernel.protocol import require_writable
+from .kernel.protocol import FEATURE_PROP_PREFIX, require_writable
 from .spark.generated import GENERATION_EXPRESSION, validate_generated_columns
 from .spark.paths import local_path
 from .spark.write import table_properties
@@ -77,6 +78,7 @@ class DeltaTableBuilder:
         self._comment: str | None = None
         self._columns: list[StructField] = []
         self._partition_columns: list[str] = []
+        self._clustering_columns: list[str] = []
         self._properties: dict[str, str] = {}
 
     def tableName(self, identifier: str) -> DeltaTableBuilder:
@@ -138,10 +140,10 @@ class DeltaTableBuilder:
         return self
 
     def clusterBy(self, *cols: str | list[str]) -> DeltaTableBuilder:
-        raise DeltaAnalysisException(
-            "clusterBy (liquid clustering) is not supported: sparkdelta cannot write the clustering table feature "
-            "yet; use partitionedBy instead"
-        )
+        """Liquid clustering by these columns (OPTIMIZE clusters the data; no partitioning)."""
+        names = cols[0] if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else cols
+        self._clustering_columns = [_text(c, "clustering column") for c in names]
+        return self
 
     def property(self, key: str, value: str) -> DeltaTableBuilder:
         """A table property, e.g. ``delta.enableChangeDataFeed`` = ``true``."""
@@ -232,10 +234,13 @@ class DeltaTableBuilder:
             str(uuid.uuid4()),
             delta_schema_json(schema),
             tuple(by_name[c.lower()] for c in self._partition_columns),
-            table_properties(self._spark, self._properties, target.label),
+            {**table_properties(self._spark, self._properties, target.label), **self._clustering_feature()},
             description=self._comment,
             created_time=int(time.time() * 1000),
         )
+
+    def _clustering_feature(self) -> dict[str, str]:
+        return {f"{FEATURE_PROP_PREFIX}{CLUSTERING_FEATURE}": "supported"} if self._clustering_columns else {}
 
     def _commit(self, target: _Target, table: Table, snapshot: Any) -> None:
         metadata, protocol = metadata_change.prepare(
@@ -244,6 +249,9 @@ class DeltaTableBuilder:
         require_writable(protocol, metadata, target.label)
         transaction = table.transaction(read_snapshot=snapshot)
         actions: list[Any] = [protocol, metadata]
+        if self._clustering_columns or (snapshot is not None and clustering_columns(snapshot)):
+            schema = metadata.schema
+            actions.append(clustering_domain(schema, self._clustering_columns, metadata.partition_columns, target.label))
         if snapshot is not None:
             transaction.mark_read_whole_table()
             actions.extend(remove_actions(snapshot.files, data_change=True))

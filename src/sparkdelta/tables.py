@@ -22,6 +22,7 @@ from pyspark.sql.types import (
 
 from .builder import IdentityGenerator
 from .kernel import Table, TableNotFoundError
+from .kernel.clustering import clustering_columns
 from .kernel.errors import DeltaError
 from .kernel.protocol import reader_features, writer_features
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
@@ -299,6 +300,7 @@ class DeltaTable:
                 StructField("createdAt", TimestampType()),
                 StructField("lastModified", TimestampType()),
                 StructField("partitionColumns", ArrayType(StringType())),
+                StructField("clusteringColumns", ArrayType(StringType())),
                 StructField("numFiles", LongType()),
                 StructField("sizeInBytes", LongType()),
                 StructField("properties", MapType(StringType(), StringType())),
@@ -317,6 +319,7 @@ class DeltaTable:
             ts(metadata.created_time),
             ts(snapshot.timestamp),
             list(metadata.partition_columns),
+            clustering_columns(snapshot) or [],
             snapshot.num_files,
             snapshot.size_in_bytes,
             dict(metadata.configuration),

@@ -45,11 +45,13 @@ KERNEL_READER_FEATURES = frozenset(
 
 # Writer features the kernel's commit path honours (enforced here or by the engine):
 # column-mapping metadata is validated on every commit, data files are the engine's.
+# Clustering: the clustering domain is kept by ``clustering.py``; appends are unclustered.
 # Deletion vectors: the kernel writes DV files (``deletion_vectors.py``) and an add with a
 # DV keeps its stats' ``numRecords``, the spec's one writer requirement.
 KERNEL_WRITER_FEATURES = frozenset(
     {
         "appendOnly",
+        "clustering",
         "deletionVectors",
         "invariants",
         "checkConstraints",

@@ -250,7 +250,7 @@ class Transaction:
             raise InvalidTableOperationError(
                 f"{self.table_root}: domain metadata needs the domainMetadata table feature in writerFeatures"
             )
-        system = sorted(d.domain for d in domains if d.domain.startswith("delta."))
+        system = sorted(d.domain for d in domains if d.domain.startswith("delta.") and d.domain not in MANAGED_DOMAINS)
         if system:
             raise InvalidTableOperationError(
                 f"{self.table_root}: cannot write system-controlled domain {system[0]} (domains named delta.* "
@@ -311,6 +311,10 @@ class Transaction:
         except Exception as exc:  # a checkpoint is an optimization; the commit stands
             log.warning("%s: checkpoint at version %d failed: %s", self.table_root, version, exc)
             return False
+
+
+# System domains whose rules this library implements (``clustering.py``).
+MANAGED_DOMAINS = frozenset({"delta.clustering"})
 
 
 def _ict_enabled(metadata: Metadata) -> bool:

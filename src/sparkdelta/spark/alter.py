@@ -4,6 +4,8 @@ Each change is one commit of new metadata, prepared by the kernel (protocol upgr
 for features it turns on, column-mapping ids for new columns) under delta-spark's
 operation names. Renaming and dropping columns need column mapping (``name`` or
 ``id``), so that data files keep their physical column names and nothing is rewritten.
+``CLUSTER BY`` changes the liquid-clustering columns (a domain-metadata commit): files
+already clustered stay as they are, OPTIMIZE clusters new data by the new columns.
 A new CHECK constraint is validated against every existing row first (one Spark job).
 """
 
@@ -18,8 +20,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
 from ..kernel import Metadata, Table, metadata_change
+from ..kernel.clustering import CLUSTERING_FEATURE, clustering_domain
 from ..kernel.column_mapping import mapping_mode
-from ..kernel.protocol import require_writable
+from ..kernel.protocol import FEATURE_PROP_PREFIX, require_writable, required_protocol, writer_features
 from ..kernel.table_properties import normalize_properties
 from .constraints import CONSTRAINT_PREFIX
 from .read import read_snapshot, spark_schema
@@ -162,6 +165,22 @@ def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> None:
         return conf, schema
 
     _commit(table, change, "DROP COLUMNS", {"columns": json.dumps([".".join(p) for p in paths])})
+
+
+def cluster_by(table: Table, columns: list[str]) -> None:
+    """Make ``columns`` the clustering columns (none: unclustered); existing files are not rewritten."""
+    snapshot = table.snapshot()
+    require_writable(snapshot.protocol, snapshot.metadata, table.root)
+    domain = clustering_domain(snapshot.schema, columns, snapshot.partition_columns, table.root)
+    actions: list[Any] = [domain]
+    if CLUSTERING_FEATURE not in writer_features(snapshot.protocol):
+        wanted = replace(
+            snapshot.metadata,
+            configuration={**snapshot.metadata.configuration, f"{FEATURE_PROP_PREFIX}{CLUSTERING_FEATURE}": "supported"},
+        )
+        actions.insert(0, required_protocol(wanted, snapshot.protocol))
+    parameters = {"clusteringColumns": json.dumps(columns, separators=(",", ":"))}
+    table.transaction(read_snapshot=snapshot).commit(actions, "CLUSTER BY", parameters)
 
 
 def add_constraint(spark: SparkSession, table: Table, name: str, expression: str) -> None:

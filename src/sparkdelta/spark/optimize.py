@@ -12,6 +12,10 @@ numbers' bits are interleaved into one key, and the rows are range-partitioned o
 Files then cover small boxes of the columns' joint space, so a selective filter on any
 one of them skips most files.
 
+On a liquid-clustered table (``clusterBy``), OPTIMIZE clusters the files no OPTIMIZE has
+clustered yet (those without ``clusteringProvider``) along the same Z-curve of its
+clustering columns, marking the new files ``liquid``; a second run finds nothing.
+
 Both commit as operation OPTIMIZE with ``dataChange=false`` adds and removes: readers of
 the change feed and streams see no change, and concurrent appends do not conflict.
 """
@@ -21,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,6 +36,7 @@ from pyspark.sql.types import DateType, NumericType, StringType, TimestampNTZTyp
 
 from ..kernel import Snapshot, Table
 from ..kernel import skipping as S
+from ..kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
 from ..kernel.file_actions import remove_actions
 from ..kernel.protocol import require_writable
 from .dml.common import kernel_predicate
@@ -164,7 +169,8 @@ def _with_z_key(rows: DataFrame, columns: list[str]) -> DataFrame:
     numbers = [f"{_Z}_n{i}" for i in range(len(columns))]
     names = [f"{_Z}_b{i}" for i in range(len(columns))]
     for number, column in zip(numbers, columns, strict=True):
-        value = _order_preserving_number(F.col(f"`{column}`"), rows.schema[column].dataType)
+        reference = F.col(".".join(f"`{part}`" for part in column.split(".")))
+        value = _order_preserving_number(reference, rows.select(reference).schema[0].dataType)
         rows = rows.withColumn(number, F.coalesce(value, F.lit(float("-inf"))))
     quantiles = rows.approxQuantile(numbers, [k / buckets for k in range(1, buckets)], 1 / (4 * buckets))
     splits = [[float("-inf"), *sorted({q for q in bounds if math.isfinite(q)}), float("inf")] for bounds in quantiles]
@@ -202,15 +208,29 @@ def optimize(spark: SparkSession, table: Table, partition_filter: str | None, z_
         raise DeltaAnalysisException(f"{table.root}: cannot Z-order by {', '.join(z_order)}: {what}")
     considered = _selected(spark, snapshot, partition_filter)
     target = target_file_size(spark, snapshot)
-    if z_order:
-        groups = {k: [] for k in _partition_keys(considered)}
+    clustering = clustering_columns(snapshot)
+    if clustering and z_order:
+        raise DeltaAnalysisException(
+            f"{table.root}: the table is clustered by {', '.join(clustering)}; OPTIMIZE clusters it by those columns, "
+            "so ZORDER BY does not apply"
+        )
+    if clustering:  # only what no OPTIMIZE has clustered yet
+        unclustered = pc.indices_nonzero(pc.is_null(considered.column("clusteringProvider"))).to_pylist()
+        bins = [unclustered] if unclustered else []
+        order_by = clustering
+    elif z_order:
+        groups: dict[str, list[int]] = {}
         for i, key in enumerate(_partition_keys(considered)):
-            groups[key].append(i)
+            groups.setdefault(key, []).append(i)
         bins = list(groups.values())
+        order_by = [names[c.lower()] for c in z_order]
     else:
         bins = _bins(considered, target)
+        order_by = []
     chosen = considered.take(pa.array(sorted(i for b in bins for i in b), pa.int64()))
-    adds = _rewrite(spark, snapshot, considered, bins, [names[c.lower()] for c in z_order], target)
+    adds = _rewrite(spark, snapshot, considered, bins, order_by, target)
+    if clustering:
+        adds = [replace(a, clustering_provider=CLUSTERING_PROVIDER) for a in adds]
     removed_sizes = chosen.column("size").to_pylist()
     metrics = {
         "numFilesAdded": len(adds),
@@ -229,6 +249,7 @@ def optimize(spark: SparkSession, table: Table, partition_filter: str | None, z_
         parameters = {
             "predicate": json.dumps([partition_filter] if partition_filter else [], separators=(",", ":")),
             "zOrderBy": json.dumps(list(z_order), separators=(",", ":")),
+            **({"clusterBy": json.dumps(clustering, separators=(",", ":"))} if clustering else {}),
         }
         commit_metrics = {
             "numAddedFiles": len(adds),

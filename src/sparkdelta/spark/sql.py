@@ -5,7 +5,7 @@ it is a Delta statement this module handles, run by sparkdelta. Anything else, o
 anything sqlglot cannot parse, goes to Spark unchanged.
 
 Handled: ``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(columns)] USING delta
-[PARTITIONED BY (...)] [LOCATION '...'] [COMMENT '...'] [TBLPROPERTIES (...)]
+[PARTITIONED BY (...)] [CLUSTER BY (...)] [LOCATION '...'] [COMMENT '...'] [TBLPROPERTIES (...)]
 [AS SELECT ...]``. Spark itself would record the name but never create the Delta log.
 """
 
@@ -68,6 +68,9 @@ class CreateTableStatement:
             _literal(props[exp.SchemaCommentProperty][0].this) if exp.SchemaCommentProperty in props else None
         )
         self.partition_by: list[str] = [c.name for p in props.get(exp.PartitionedByProperty, []) for c in p.this.expressions]
+        self.cluster_by: list[str] = [
+            c.sql(dialect="spark").replace("`", "") for p in props.get(exp.ClusterProperty, []) for c in p.expressions
+        ]
         self.properties: dict[str, str] = {_literal(p.this): _literal(p.args["value"]) for p in props.get(exp.Property, [])}
         self.query: exp.Expression | None = create.args.get("expression")
         self.replace: bool = bool(create.args.get("replace"))
@@ -147,6 +150,8 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
         builder = _add_column(builder, column)
     if statement.partition_by:
         builder = builder.partitionedBy(*statement.partition_by)
+    if statement.cluster_by:
+        builder = builder.clusterBy(*statement.cluster_by)
     if statement.location:
         builder = builder.location(statement.location)
     if statement.comment:

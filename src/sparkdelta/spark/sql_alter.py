@@ -1,8 +1,8 @@
 """``ALTER TABLE`` statements on Delta tables, parsed with sqlglot and run by ``alter``.
 
 A statement is taken when its table is ``delta.`/path``` or a name the catalog knows as a
-Delta table; every other ALTER goes to Spark. ``UNSET TBLPROPERTIES``, which sqlglot
-does not parse, is recognized by a pattern.
+Delta table; every other ALTER goes to Spark. ``UNSET TBLPROPERTIES`` and ``CLUSTER BY
+NONE``, which sqlglot does not parse, are recognized by a pattern.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from . import alter
 from .catalog import is_delta_table_name, lookup
 from .paths import local_path
 
+_CLUSTER_BY_NONE = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+CLUSTER\s+BY\s+NONE\s*;?\s*$", re.IGNORECASE)
 _UNSET = re.compile(
     r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+UNSET\s+TBLPROPERTIES\s+(?P<if_exists>IF\s+EXISTS\s+)?\((?P<keys>.*)\)\s*;?\s*$",
     re.IGNORECASE | re.DOTALL,
@@ -63,6 +64,13 @@ def _column_def(column: exp.ColumnDef) -> tuple[list[str], StructField]:
 
 def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None) -> bool:
     """Run ``query`` if it alters a Delta table; whether it did."""
+    unclustered = _CLUSTER_BY_NONE.match(query)
+    if unclustered:
+        location = _location(spark, exp.to_table(unclustered.group("table"), dialect="spark"))
+        if location is None:
+            return False
+        alter.cluster_by(Table(location), [])
+        return True
     unset = _UNSET.match(query)
     if unset:
         target = exp.to_table(unset.group("table"), dialect="spark")
@@ -102,6 +110,8 @@ def _run_action(spark: SparkSession, table: Table, action: exp.Expression) -> No
         alter.drop_columns(table, [_path(c) for c in named], bool(action.args.get("exists")))
     elif isinstance(action, exp.RenameColumn):
         alter.rename_column(table, _path(action.this), action.args["to"].name)
+    elif isinstance(action, exp.ClusterProperty):
+        alter.cluster_by(table, [".".join(_path(c)) for c in action.expressions])
     elif isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
         alter.set_comment(table, _path(action.this), _text(action.args["comment"]))
     else:
