@@ -40,6 +40,7 @@ from ..kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
 from ..kernel.file_actions import remove_actions
 from ..kernel.protocol import require_writable
 from .dml.common import kernel_predicate
+from .overwrite import files_in_partitions
 from .read import read_files, spark_schema
 from .write import remove_unreferenced, write_table_files
 from .write_schema import DeltaAnalysisException
@@ -195,7 +196,16 @@ def _size_stats(sizes: list[int]) -> dict[str, int | float]:
     }
 
 
-def optimize(spark: SparkSession, table: Table, partition_filter: str | None, z_order: tuple[str, ...]) -> DataFrame:
+def optimize(
+    spark: SparkSession,
+    table: Table,
+    partition_filter: str | None,
+    z_order: tuple[str, ...],
+    partitions: list[dict[str, str | None]] | None = None,
+    target: int | None = None,
+) -> DataFrame:
+    """OPTIMIZE; ``partitions`` and ``target`` are auto-compaction's: the partitions a write
+    touched and its own target size (recorded as ``auto`` in the history)."""
     started = time.monotonic()
     snapshot = table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
@@ -207,7 +217,10 @@ def optimize(spark: SparkSession, table: Table, partition_filter: str | None, z_
         what = f"{', '.join(missing)} not in the table" if missing else f"{', '.join(partitioned)} are partition columns"
         raise DeltaAnalysisException(f"{table.root}: cannot Z-order by {', '.join(z_order)}: {what}")
     considered = _selected(spark, snapshot, partition_filter)
-    target = target_file_size(spark, snapshot)
+    if partitions is not None:
+        considered = files_in_partitions(snapshot, partitions)
+    auto = target is not None
+    target = target or target_file_size(spark, snapshot)
     clustering = clustering_columns(snapshot)
     if clustering and z_order:
         raise DeltaAnalysisException(
@@ -250,6 +263,7 @@ def optimize(spark: SparkSession, table: Table, partition_filter: str | None, z_
             "predicate": json.dumps([partition_filter] if partition_filter else [], separators=(",", ":")),
             "zOrderBy": json.dumps(list(z_order), separators=(",", ":")),
             **({"clusterBy": json.dumps(clustering, separators=(",", ":"))} if clustering else {}),
+            "auto": auto,
         }
         commit_metrics = {
             "numAddedFiles": len(adds),

@@ -46,6 +46,7 @@ from ..kernel.file_actions import remove_actions
 from ..kernel.protocol import require_writable
 from ..kernel.stats_schema import stats_leaves
 from ..kernel.table_properties import normalize_properties
+from .auto_optimize import OPTIMIZE_WRITE, auto_compact, enabled
 from .column_mapping import physical_name, to_physical
 from .constraints import Constraint, enforce, table_constraints, violation
 from .generated import generated_checks
@@ -129,12 +130,13 @@ def _partition_values(relative_dir: str, timestamps: set[str], time_zone: str) -
 
 @dataclass(frozen=True)
 class _Layout:
-    """How rows become files: physical partition columns and which leaves get stats."""
+    """How rows become files: physical partition columns, which leaves get stats, optimized writes."""
 
     partition_columns: list[str]
     timestamp_partitions: set[str]
     indexed: set[str]
     time_zone: str
+    optimize_write: bool
 
 
 def _layout(spark: SparkSession, schema: StructType, metadata: Metadata) -> _Layout:
@@ -146,6 +148,7 @@ def _layout(spark: SparkSession, schema: StructType, metadata: Metadata) -> _Lay
         {physical_name(f) for f in partitions if isinstance(f.dataType, TimestampType)},
         {".".join(leaf.physical) for leaf in leaves},
         str(spark.conf.get("spark.sql.session.timeZone", "UTC")),
+        enabled(spark, metadata.configuration, OPTIMIZE_WRITE),
     )
 
 
@@ -156,6 +159,8 @@ def _write_files(df: DataFrame, root: str, layout: _Layout, configuration: dict[
     moved: list[str] = []
     now = int(time.time() * 1000)
     try:
+        if layout.optimize_write:
+            df = df.hint("rebalance", *[f"`{c}`" for c in layout.partition_columns])
         writer = df.write.mode("errorifexists").option("compression", "snappy")
         if layout.partition_columns:
             writer = writer.partitionBy(*layout.partition_columns)
@@ -405,6 +410,7 @@ def _write(
     except BaseException:
         remove_unreferenced(table.root, adds)
         raise
+    auto_compact(df.sparkSession, table, adds)
     return WriteResult(result.version, len(adds), num_rows)
 
 
