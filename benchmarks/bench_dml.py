@@ -65,7 +65,6 @@ Run:  python benchmarks/bench_dml.py            (add --help for options)
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import shutil
 import sys
@@ -79,13 +78,11 @@ from typing import Any
 import deltalake
 import numpy as np
 import pyarrow as pa
-import pyspark
-from machine import git_revision, load_average, machine_info
+from machine import bench_session, load_average, quiesce, remove_run_dirs, spark_machine_rows
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-import sparkdelta
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.protocol import is_feature_enabled
 from sparkdelta.tables import DeltaTable
@@ -139,27 +136,6 @@ METRIC_COLUMNS = ("removed", "added", "dvs", "updated", "inserted", "deleted", "
 
 
 # --------------------------------------------------------------------------- machine
-
-
-def machine_rows(spark: SparkSession) -> list[tuple[str, str]]:
-    jvm = spark.sparkContext._jvm
-    java = f"{jvm.System.getProperty('java.vm.name')} {jvm.System.getProperty('java.version')}"
-    conf = spark.sparkContext.getConf()
-    return [
-        *machine_info(),
-        ("pyspark", f"{pyspark.__version__} (Spark {spark.version})"),
-        ("pyarrow", pa.__version__),
-        ("deltalake", deltalake.__version__),
-        ("java", java),
-        ("spark", f"master {spark.sparkContext.master}, driver memory {conf.get('spark.driver.memory', '1g (default)')}"),
-        ("sparkdelta", f"{getattr(sparkdelta, '__version__', '?')} (git {git_revision()})"),
-    ]
-
-
-def quiesce(spark: SparkSession) -> None:
-    """Collect garbage on both sides so one run's garbage is not charged to the next."""
-    gc.collect()
-    spark.sparkContext._jvm.System.gc()
 
 
 # --------------------------------------------------------------------------- data
@@ -539,12 +515,6 @@ def report(setup: Setup, outcomes: dict[str, list[Outcome]], files: int) -> list
 # --------------------------------------------------------------------------- main
 
 
-def remove_run_dirs(workdir: Path) -> None:
-    """Delete what a run writes under ``workdir`` (and nothing else there)."""
-    for name in RUN_DIRS:
-        shutil.rmtree(workdir / name, ignore_errors=True)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=20_000_000, help="rows in the target table (default 20,000,000)")
@@ -565,31 +535,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def session(args: argparse.Namespace) -> SparkSession:
-    builder = (
-        SparkSession.builder.appName("sparkdelta-bench-dml")
-        .master(args.master)
-        .config("spark.driver.memory", args.driver_memory)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        # Tables are addressed by path: no metastore (and no metastore_db/ in the working directory).
-        .config("spark.sql.catalogImplementation", "in-memory")
-    )
-    spark = sparkdelta.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="sparkdelta-bench-dml-", dir="/tmp")).resolve()
-    remove_run_dirs(workdir)
+    remove_run_dirs(workdir, RUN_DIRS)
     workdir.mkdir(parents=True, exist_ok=True)
 
-    spark = session(args)
+    spark = bench_session("sparkdelta-bench-dml", args.master, args.driver_memory, in_memory_catalog=True)
     print("# sparkdelta DML benchmark: MERGE and DELETE, copy-on-write and deletion vectors, vs delta-rs\n")
-    for key, value in machine_rows(spark):
+    for key, value in spark_machine_rows(spark):
         print(f"{key:<11} {value}")
     print(
         f"{'params':<11} rows={args.rows:,} files={args.files} source rows={args.source_rows:,} workdir={workdir}\n", flush=True
@@ -627,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep:
         print(f"kept: {workdir}")
     else:
-        remove_run_dirs(workdir)
+        remove_run_dirs(workdir, RUN_DIRS)
         try:
             workdir.rmdir()  # only when empty
         except OSError:

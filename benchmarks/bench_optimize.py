@@ -65,7 +65,6 @@ Run:  python benchmarks/bench_optimize.py            (add --help for options)
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import math
 import shutil
@@ -79,12 +78,10 @@ import deltalake
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyspark
-from machine import git_revision, load_average, machine_info
+from machine import bench_session, fmt_bytes, load_average, quiesce, remove_run_dirs, spark_machine_rows
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-import sparkdelta
 from sparkdelta.kernel import Table
 from sparkdelta.spark.scan import scan_info
 from sparkdelta.tables import DeltaTable
@@ -103,35 +100,6 @@ RUN_DIRS = ("warmup", "run")
 
 
 # --------------------------------------------------------------------------- machine
-
-
-def machine_rows(spark: SparkSession) -> list[tuple[str, str]]:
-    jvm = spark.sparkContext._jvm
-    java = f"{jvm.System.getProperty('java.vm.name')} {jvm.System.getProperty('java.version')}"
-    conf = spark.sparkContext.getConf()
-    return [
-        *machine_info(),
-        ("pyspark", f"{pyspark.__version__} (Spark {spark.version})"),
-        ("pyarrow", pa.__version__),
-        ("deltalake", deltalake.__version__),
-        ("java", java),
-        ("spark", f"master {spark.sparkContext.master}, driver memory {conf.get('spark.driver.memory', '1g (default)')}"),
-        ("sparkdelta", f"{getattr(sparkdelta, '__version__', '?')} (git {git_revision()})"),
-    ]
-
-
-def quiesce(spark: SparkSession) -> None:
-    """Collect garbage on both sides so one run's garbage is not charged to the next."""
-    gc.collect()
-    spark.sparkContext._jvm.System.gc()
-
-
-def fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n:.1f} GiB"
 
 
 # --------------------------------------------------------------------------- data and checksums
@@ -591,12 +559,6 @@ def report(m: Measured) -> list[tuple[str, bool]]:
 # --------------------------------------------------------------------------- main
 
 
-def remove_run_dirs(workdir: Path) -> None:
-    """Delete what a run writes under ``workdir`` (and nothing else there)."""
-    for name in RUN_DIRS:
-        shutil.rmtree(workdir / name, ignore_errors=True)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=10_000_000, help="rows in each table (default 10,000,000)")
@@ -626,31 +588,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def session(args: argparse.Namespace) -> SparkSession:
-    builder = (
-        SparkSession.builder.appName("sparkdelta-bench-optimize")
-        .master(args.master)
-        .config("spark.driver.memory", args.driver_memory)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        # Tables are addressed by path: no metastore (and no metastore_db/ in the working directory).
-        .config("spark.sql.catalogImplementation", "in-memory")
-    )
-    spark = sparkdelta.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     workdir = Path(args.workdir).resolve()
-    remove_run_dirs(workdir)
+    remove_run_dirs(workdir, RUN_DIRS)
     workdir.mkdir(parents=True, exist_ok=True)
 
-    spark = session(args)
+    spark = bench_session("sparkdelta-bench-optimize", args.master, args.driver_memory, in_memory_catalog=True)
     print("# sparkdelta OPTIMIZE benchmark: compaction and Z-order, vs delta-rs\n")
-    for key, value in machine_rows(spark):
+    for key, value in spark_machine_rows(spark):
         print(f"{key:<11} {value}")
     print(
         f"{'params':<11} rows={args.rows:,} small files={args.small_files:,} zorder files={args.zorder_files} "
@@ -694,7 +641,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep:
         print(f"kept: {workdir / 'run'}")
     else:
-        remove_run_dirs(workdir)
+        remove_run_dirs(workdir, RUN_DIRS)
         try:
             workdir.rmdir()  # only when empty
         except OSError:

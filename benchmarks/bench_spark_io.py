@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import datetime as dt
-import gc
 import io
 import os
 import pstats
@@ -53,14 +52,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import pyarrow as pa
-import pyspark
-from machine import git_revision, load_average, machine_info
+from machine import bench_session, fmt_bytes, load_average, quiesce, remove_run_dirs, spark_machine_rows
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-import sparkdelta
 from sparkdelta.kernel import Table
 from sparkdelta.spark.scan import scan_info
 
@@ -74,20 +70,6 @@ COLUMN_NAMES = ["k", *[f"l{i}" for i in range(1, 8)], *[f"d{i}" for i in range(1
 
 
 # --------------------------------------------------------------------------- machine
-
-
-def machine_rows(spark: SparkSession) -> list[tuple[str, str]]:
-    jvm = spark.sparkContext._jvm
-    java = f"{jvm.System.getProperty('java.vm.name')} {jvm.System.getProperty('java.version')}"
-    conf = spark.sparkContext.getConf()
-    return [
-        *machine_info(),
-        ("pyspark", f"{pyspark.__version__} (Spark {spark.version})"),
-        ("pyarrow", pa.__version__),
-        ("java", java),
-        ("spark", f"master {spark.sparkContext.master}, driver memory {conf.get('spark.driver.memory', '1g (default)')}"),
-        ("sparkdelta", f"{getattr(sparkdelta, '__version__', '?')} (git {git_revision()})"),
-    ]
 
 
 # --------------------------------------------------------------------------- timing
@@ -114,22 +96,8 @@ class Series:
         return statistics.median(self.plan_times) if self.plan_times else None
 
 
-def quiesce(spark: SparkSession) -> None:
-    """Collect garbage on both sides so one run's garbage is not charged to the next."""
-    gc.collect()
-    spark.sparkContext._jvm.System.gc()
-
-
 def fmt_s(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds:.3f}s"
-
-
-def fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n:.1f} GiB"
 
 
 # --------------------------------------------------------------------------- data
@@ -392,12 +360,6 @@ def profile_ours(spark: SparkSession, df: DataFrame, table: str, files: list[str
 RUN_DIRS = ("write", "warmup", "profile")
 
 
-def remove_run_dirs(workdir: Path) -> None:
-    """Delete what a run writes under ``workdir`` (and nothing else there)."""
-    for name in RUN_DIRS:
-        shutil.rmtree(workdir / name, ignore_errors=True)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=10_000_000, help="rows in the table (default 10,000,000)")
@@ -429,29 +391,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def session(args: argparse.Namespace) -> SparkSession:
-    builder = (
-        SparkSession.builder.appName("sparkdelta-bench-spark-io")
-        .master(args.master)
-        .config("spark.driver.memory", args.driver_memory)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-    )
-    spark = sparkdelta.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     workdir = Path(args.workdir).resolve()
-    remove_run_dirs(workdir)
+    remove_run_dirs(workdir, RUN_DIRS)
     workdir.mkdir(parents=True, exist_ok=True)
 
-    spark = session(args)
+    spark = bench_session("sparkdelta-bench-spark-io", args.master, args.driver_memory, in_memory_catalog=False)
     print("# sparkdelta Spark I/O benchmark: format('delta') vs plain Parquet\n")
-    for key, value in machine_rows(spark):
+    for key, value in spark_machine_rows(spark):
         print(f"{key:<11} {value}")
     print(
         f"{'params':<11} rows={args.rows:,} columns=20 files={args.files} read repeats={args.repeats} "
@@ -601,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     source.unpersist()
     spark.stop()
     if not args.keep:
-        remove_run_dirs(workdir)
+        remove_run_dirs(workdir, RUN_DIRS)
         try:
             workdir.rmdir()  # only when empty
         except OSError:

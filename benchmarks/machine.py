@@ -1,12 +1,19 @@
-"""What every benchmark prints about the machine it ran on."""
+"""What every benchmark shares: the machine it ran on, its Spark session, and small helpers."""
 
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import os
 import platform
+import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def load_average() -> str:
@@ -60,3 +67,65 @@ def machine_info() -> list[tuple[str, str]]:
         ("load avg", load_average()),
         ("python", f"{platform.python_implementation()} {platform.python_version()}"),
     ]
+
+
+def spark_machine_rows(spark: SparkSession) -> list[tuple[str, str]]:
+    """``machine_info`` plus the versions and Spark settings a Spark benchmark ran with."""
+    import deltalake
+    import pyarrow as pa
+    import pyspark
+
+    import sparkdelta
+
+    jvm = spark.sparkContext._jvm
+    java = f"{jvm.System.getProperty('java.vm.name')} {jvm.System.getProperty('java.version')}"
+    conf = spark.sparkContext.getConf()
+    return [
+        *machine_info(),
+        ("pyspark", f"{pyspark.__version__} (Spark {spark.version})"),
+        ("pyarrow", pa.__version__),
+        ("deltalake", deltalake.__version__),
+        ("java", java),
+        ("spark", f"master {spark.sparkContext.master}, driver memory {conf.get('spark.driver.memory', '1g (default)')}"),
+        ("sparkdelta", f"{getattr(sparkdelta, '__version__', '?')} (git {git_revision()})"),
+    ]
+
+
+def bench_session(app: str, master: str, driver_memory: str, in_memory_catalog: bool = True) -> SparkSession:
+    """A quiet sparkdelta session (no UI, no progress bar); tables by path need no metastore."""
+    from pyspark.sql import SparkSession
+
+    import sparkdelta
+
+    builder = (
+        SparkSession.builder.appName(app)
+        .master(master)
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+    if in_memory_catalog:
+        builder = builder.config("spark.sql.catalogImplementation", "in-memory")
+    spark = sparkdelta.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def quiesce(spark: SparkSession) -> None:
+    """Collect garbage on both sides so one run's garbage is not charged to the next."""
+    gc.collect()
+    spark.sparkContext._jvm.System.gc()
+
+
+def fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def remove_run_dirs(workdir: Path, names: Iterable[str]) -> None:
+    """Delete what a run writes under ``workdir`` (and nothing else there)."""
+    for name in names:
+        shutil.rmtree(workdir / name, ignore_errors=True)

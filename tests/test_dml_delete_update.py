@@ -18,13 +18,13 @@ import deltalake
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from interloper import interloper
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from sparkdelta.kernel import ConcurrentAppendException, ConcurrentDeleteReadException, Table
 from sparkdelta.kernel.deletion_vectors import DeletionVectorDescriptor
-from sparkdelta.kernel.transaction import Transaction
 from sparkdelta.spark.constraints import DeltaInvariantViolationException
 from sparkdelta.spark.paths import absolute_path
 from sparkdelta.spark.write_schema import DeltaAnalysisException
@@ -396,19 +396,6 @@ def test_column_mapped_tables(spark: SparkSession, tmp_path: Path, mode: str) ->
 # --------------------------------------------------------------------------- concurrency and failures
 
 
-def _interloper(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None]) -> None:
-    """Run ``action`` (another writer's commit) once, just before the next commit lands."""
-    original = Transaction.commit
-    pending = [action]
-
-    def commit(self: Transaction, *args: Any, **kwargs: Any) -> Any:
-        if pending:
-            pending.pop()()
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Transaction, "commit", commit)
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_concurrent_writes_into_other_partitions_do_not_conflict(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
@@ -423,7 +410,7 @@ def test_concurrent_writes_into_other_partitions_do_not_conflict(
         spark.createDataFrame(_rows(extra), SCHEMA).write.format("delta").mode("append").save(path)
         t.update("p = 2 AND id < 30", {"s": "'other'"})  # not a blind append: it rewrites partition 2
 
-    _interloper(monkeypatch, append_and_update_partition_2)
+    interloper(monkeypatch, append_and_update_partition_2)
     t.delete("p = 0 AND v > 100")
     model = pd.concat([model, extra], ignore_index=True)
     model.loc[_true((model.p == 2) & (model.id < 30)), "s"] = "other"
@@ -441,7 +428,7 @@ def test_concurrent_change_to_files_read_fails_and_leaves_nothing(
     model = _model()
     _write(spark, path, model, _properties(mode))
     t = DeltaTable.forPath(spark, path)
-    _interloper(monkeypatch, lambda: t.delete("p = 1"))  # removes (only) files the next delete reads
+    interloper(monkeypatch, lambda: t.delete("p = 1"))  # removes (only) files the next delete reads
     with pytest.raises(ConcurrentDeleteReadException):
         t.delete("v > 100")
     model = model[~_true(model.p == 1)]
@@ -451,14 +438,14 @@ def test_concurrent_change_to_files_read_fails_and_leaves_nothing(
     assert _unreferenced_dv_files(path) == set()
 
     # A blind append never conflicts (WriteSerializable) ...
-    _interloper(
+    interloper(
         monkeypatch, lambda: spark.createDataFrame([(600, 0, 7, "x")], SCHEMA).write.format("delta").mode("append").save(path)
     )
     t.update("p = 0 AND v > 100", {"s": "'big'"})
     assert Table(path).latest_version() == 3
 
     # ... but files another DML rewrites in a partition this one reads do, as in delta-spark.
-    _interloper(monkeypatch, lambda: t.update("p = 2 AND id = 5", {"v": "0"}))
+    interloper(monkeypatch, lambda: t.update("p = 2 AND id = 5", {"v": "0"}))
     with pytest.raises(ConcurrentAppendException):
         t.update("p = 2 AND v > 100", {"s": "'big'"})
     assert Table(path).latest_version() == 4

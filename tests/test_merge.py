@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from dml_model import (
 )
 from dml_model import frame as _frame
 from dml_model import sorted_rows as _sorted
+from interloper import interloper
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
@@ -322,21 +322,6 @@ def test_schema_evolution_adds_source_columns_at_the_end(spark: SparkSession, tm
 # --------------------------------------------------------------------------- concurrency
 
 
-def _interloper(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None]) -> None:
-    """Run ``action`` (another writer's commit) once, just before the merge's commit lands."""
-    from sparkdelta.kernel.transaction import Transaction
-
-    original = Transaction.commit
-    pending = [action]
-
-    def commit(self: Transaction, *args: Any, **kwargs: Any) -> Any:
-        if pending:
-            pending.pop()()
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Transaction, "commit", commit)
-
-
 def test_concurrent_writers(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(tmp_path / "t")
     target = _target_rows()
@@ -346,7 +331,7 @@ def test_concurrent_writers(spark: SparkSession, tmp_path: Path, monkeypatch: py
     other = {"id": 900, "p": 3, "n": 9, "v": "other"}
 
     # An append into another partition does not conflict with a merge confined to partition 0.
-    _interloper(monkeypatch, lambda: _frame(spark, [other]).write.format("delta").mode("append").save(path))
+    interloper(monkeypatch, lambda: _frame(spark, [other]).write.format("delta").mode("append").save(path))
     t.alias("t").merge(in_partition_0.alias("s"), "t.id = s.id AND t.p = 0 AND s.p = 0").whenMatchedUpdateAll().execute()
     expected = [{**r, "n": 1, "v": "new"} if r["id"] == 4 else r for r in target] + [other]
     assert _table_rows(spark, path) == _sorted(expected)
@@ -354,7 +339,7 @@ def test_concurrent_writers(spark: SparkSession, tmp_path: Path, monkeypatch: py
 
     # A concurrent delete of files the merge reads fails it, leaving the table as the delete left it.
     version = Table(path).latest_version()
-    _interloper(monkeypatch, lambda: t.delete("p = 0"))
+    interloper(monkeypatch, lambda: t.delete("p = 0"))
     with pytest.raises(ConcurrentDeleteReadException):
         t.alias("t").merge(in_partition_0.alias("s"), "t.id = s.id AND t.p = 0").whenMatchedUpdateAll().execute()
     assert Table(path).latest_version() == version + 1

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import deltalake
 import pytest
+from interloper import interloper
 from pyspark.sql import SparkSession
 
 from sparkdelta.kernel import ConcurrentDeleteDeleteException, ConcurrentDeleteReadException, Table
-from sparkdelta.kernel.transaction import Transaction
 from sparkdelta.spark.scan import scan_info
 from sparkdelta.spark.write_schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
@@ -120,22 +120,15 @@ def test_concurrent_appends_pass_and_concurrent_deletes_of_compacted_files_fail(
 ) -> None:
     path = str(tmp_path / "t")
     _small_files_table(spark, path, appends=3)
-    original = Transaction.commit
-    pending = [
-        lambda: spark.range(1000, 1003).selectExpr("id", "0L AS p", "'new' AS s").write.format("delta").mode("append").save(path)
-    ]
-
-    def commit(self: Transaction, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if pending:
-            pending.pop()()
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Transaction, "commit", commit)
+    interloper(
+        monkeypatch,
+        lambda: spark.range(1000, 1003).selectExpr("id", "0L AS p", "'new' AS s").write.format("delta").mode("append").save(path),
+    )
     expected = sorted([*_rows(spark, path), (1000, 0, "new"), (1001, 0, "new"), (1002, 0, "new")])
     DeltaTable.forPath(spark, path).optimize().executeCompaction()
     assert _rows(spark, path) == expected
     assert Table(path).read_commit_info(Table(path).latest_version())["operation"] == "OPTIMIZE"
     _small_files_table(spark, path, appends=2)
-    pending.append(lambda: DeltaTable.forPath(spark, path).delete("p = 1"))
+    interloper(monkeypatch, lambda: DeltaTable.forPath(spark, path).delete("p = 1"))
     with pytest.raises((ConcurrentDeleteReadException, ConcurrentDeleteDeleteException)):
         DeltaTable.forPath(spark, path).optimize().executeCompaction()
