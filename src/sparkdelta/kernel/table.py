@@ -162,16 +162,20 @@ class Table:
         return [CommitRecord(v, ts, self.read_commit_info(v)) for v, ts in selected]
 
 
+def parse_timestamp(text: str) -> datetime:
+    """An ISO-like timestamp (``YYYY-MM-DD[ HH:MM:SS[.fff]][offset]``); naive when it has no offset."""
+    try:
+        return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"cannot parse timestamp {text!r}: use 'YYYY-MM-DD[ HH:MM:SS[.fff]]'") from exc
+
+
 def to_millis(timestamp: datetime | str | int) -> int:
     """Epoch millis from a datetime, ISO-like string (UTC unless it has an offset) or millis."""
     if isinstance(timestamp, int):
         return timestamp
     if isinstance(timestamp, str):
-        text = timestamp.strip().replace("Z", "+00:00")
-        try:
-            timestamp = datetime.fromisoformat(text)
-        except ValueError as exc:
-            raise ValueError(f"cannot parse timestamp {timestamp!r}: use 'YYYY-MM-DD[ HH:MM:SS[.fff]]'") from exc
+        timestamp = parse_timestamp(timestamp)
     if timestamp.tzinfo is None:
         timestamp = timestamp.replace(tzinfo=UTC)
     return int(timestamp.timestamp() * 1000)

@@ -12,6 +12,8 @@ from zoneinfo import ZoneInfo
 
 from pyspark.sql import SparkSession
 
+from ..kernel.table import parse_timestamp
+
 
 def zone(time_zone: str) -> tzinfo:
     """A Spark session time zone: a region id (``Europe/Paris``) or an offset (``+02:00``, ``UTC-5``)."""
@@ -31,11 +33,7 @@ def session_zone(spark: SparkSession) -> tzinfo:
 def session_instant(spark: SparkSession, value: str | datetime | int | None) -> datetime | int | None:
     """``value`` as an instant: text and naive datetimes in the session time zone; millis and aware datetimes as given."""
     if isinstance(value, str):
-        text = value.strip().replace("Z", "+00:00")
-        try:
-            value = datetime.fromisoformat(text)
-        except ValueError as exc:
-            raise ValueError(f"cannot parse timestamp {value!r}: use 'YYYY-MM-DD[ HH:MM:SS[.fff]]'") from exc
+        value = parse_timestamp(value)
     if isinstance(value, datetime) and value.tzinfo is None:
         return value.replace(tzinfo=session_zone(spark))
     return value
