@@ -111,7 +111,7 @@ def clone(
     else:
         adds, pairs = _deep(source, target.root, adds)
         with ThreadPoolExecutor(max_workers=parallelism) as pool:
-            list(pool.map(lambda pair: _copy(source, target, *pair), pairs))
+            list(pool.map(lambda pair: target.storage.copy(*pair), pairs))
     removed = existing.files if existing is not None else pa.table({"size": pa.array([], pa.int64())})
     metadata = replace(
         snapshot.metadata,
@@ -135,10 +135,3 @@ def clone(
     transaction = target.transaction(read_snapshot=existing)
     transaction.commit(actions, "CLONE", parameters, metrics.as_operation_metrics())
     return metrics
-
-
-def _copy(source: Table, target: Table, origin: str, destination: str) -> None:
-    local = target.storage.local_path(destination)
-    if local is not None:
-        os.makedirs(os.path.dirname(local), exist_ok=True)
-    target.storage.write(destination, source.storage.read(origin))

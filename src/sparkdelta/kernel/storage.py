@@ -20,6 +20,7 @@ or after the given name, in lexicographic order.
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -83,6 +84,10 @@ class Storage(ABC):
         """Remove ``path`` if it is an empty directory; whether it did. Object stores have none."""
         return False
 
+    def copy(self, source: str, destination: str) -> None:
+        """Copy a file (object stores: a server-side copy); this default streams it through memory."""
+        self.write(destination, self.read(source))
+
     def local_path(self, path: str) -> str | None:
         """A local file name for ``path``, when the store is a local disk (fast paths)."""
         return None
@@ -124,6 +129,12 @@ class LocalStorage(Storage):
                 elif entry.is_file(follow_symlinks=False):
                     stat = entry.stat()
                     yield FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000))
+
+    def copy(self, source: str, destination: str) -> None:
+        os.makedirs(os.path.dirname(destination) or "/", exist_ok=True)
+        temp = self._temp_path(destination)
+        shutil.copyfile(source, temp)
+        os.replace(temp, destination)
 
     def delete_empty_directory(self, path: str) -> bool:
         try:
