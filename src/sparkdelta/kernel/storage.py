@@ -24,6 +24,7 @@ import shutil
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
@@ -116,19 +117,15 @@ class LocalStorage(Storage):
             yield FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000))
 
     def list_tree(self, directory: str, descend: Callable[[str], bool]) -> Iterator[FileStatus]:
-        pending = [directory]
-        while pending:
-            try:
-                entries = list(os.scandir(pending.pop()))
-            except FileNotFoundError:
-                continue
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if descend(entry.name):
-                        pending.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    stat = entry.stat()
-                    yield FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000))
+        """Level by level, each level's directories scanned in parallel (``scandir`` releases the GIL)."""
+        with ThreadPoolExecutor(max_workers=_LISTING_THREADS) as pool:
+            level = [directory]
+            while level:
+                below: list[str] = []
+                for files, subdirectories in pool.map(_scan, level):
+                    yield from files
+                    below.extend(path for name, path in subdirectories if descend(name))
+                level = below
 
     def copy(self, source: str, destination: str) -> None:
         os.makedirs(os.path.dirname(destination) or "/", exist_ok=True)
@@ -178,6 +175,26 @@ class LocalStorage(Storage):
 
     def local_path(self, path: str) -> str | None:
         return path
+
+
+_LISTING_THREADS = 8
+
+
+def _scan(directory: str) -> tuple[list[FileStatus], list[tuple[str, str]]]:
+    """The files of one directory and its subdirectories' (name, path); a missing directory has none."""
+    files: list[FileStatus] = []
+    subdirectories: list[tuple[str, str]] = []
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return files, subdirectories
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            subdirectories.append((entry.name, entry.path))
+        elif entry.is_file(follow_symlinks=False):
+            stat = entry.stat()
+            files.append(FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000)))
+    return files, subdirectories
 
 
 def resolve_table_root(location: str) -> tuple[Storage, str]:
