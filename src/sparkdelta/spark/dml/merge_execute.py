@@ -176,13 +176,14 @@ def _code_counts(plan: MergePlan) -> list[Column]:
 
 
 def _partitioned(rows: DataFrame, snapshot: Snapshot) -> DataFrame:
-    """Rows rebalanced for writing: files of Spark's advisory size, one task per partition value when small.
+    """One task per partition value, so a partitioned write makes one file per partition, not per task.
 
-    Without it a merge writes one file per shuffle partition of its join whenever the
-    joined rows are cached (deletion vectors, change feed): adaptive execution does not
-    coalesce the partitions of a cached plan.
+    Unpartitioned rows keep the join's partitions, which adaptive execution coalesces to
+    its advisory size, cached ones included (``session.py`` lets it change a cached
+    plan's partitioning); an extra rebalance shuffle cost a quarter of the merge's time.
     """
-    return rows.hint("rebalance", *[F.col(quoted(c)) for c in snapshot.partition_columns])
+    columns = snapshot.partition_columns
+    return rows.repartition(*[F.col(quoted(c)) for c in columns]) if columns else rows
 
 
 def _write_inserts(dml: DmlCommit, plan: MergePlan, sources: DataFrame, counts: MergeCounts) -> None:
