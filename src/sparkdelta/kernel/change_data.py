@@ -12,12 +12,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import DeltaError, VersionNotFoundError
+from .file_actions import storage_path
 from .log_files import commit_name
 from .parsing import parse_json_actions
 from .snapshot import Snapshot
@@ -146,22 +146,12 @@ def table_changes(table: Table, start: int, end: int) -> ChangeRange:
     return ChangeRange(commits, table.snapshot(end))
 
 
-def _storage_path(table: Table, path: str) -> str:
-    """Where the storage finds a file the log names (relative, or an absolute ``file:`` URI)."""
-    parsed = urlparse(path)
-    if parsed.scheme == "file":
-        return unquote(parsed.path)
-    if parsed.scheme:
-        return path
-    return unquote(path) if path.startswith("/") else f"{table.root}/{unquote(path)}"
-
-
 def _require_files_present(table: Table, commits: list[ChangeCommit]) -> None:
     """Refuse a range whose files VACUUM deleted, naming the first one missing."""
     for commit in commits:
         for actions in (commit.cdc, commit.added, commit.removed):
             for path in actions.field("path").to_pylist() if len(actions) else []:
-                if not table.storage.exists(_storage_path(table, path)):
+                if not table.storage.exists(storage_path(table.root, path)):
                     raise ChangeDataFeedError(
                         f"{table.root}: the changes of version {commit.version} are in file {path}, which no longer "
                         "exists (removed by VACUUM?); read a later range"
