@@ -256,6 +256,12 @@ class DeltaTable:
         """Add a table feature to the protocol (moving it to table features if needed)."""
         add_feature(self._table, featureName)
 
+    def dropFeatureSupport(self, featureName: str, truncateHistory: bool | None = None) -> None:
+        """Drop a table feature and lower the protocol (delta-spark 4's ``ALTER TABLE ... DROP FEATURE``)."""
+        from .spark.drop_feature import drop_table_feature
+
+        drop_table_feature(self._spark, self._table, featureName, bool(truncateHistory))
+
     def history(self, limit: int | None = None) -> DataFrame:
         """The table's commits, newest first, with delta-spark's history columns."""
         rows = []

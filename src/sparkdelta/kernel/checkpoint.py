@@ -156,17 +156,22 @@ def _monotonic_commit_times(files: list[LogFile]) -> dict[int, int]:
     return times
 
 
-def cleanup_expired_logs(storage: Storage, snapshot: Snapshot, now_ms: int | None = None) -> int:
+def cleanup_expired_logs(storage: Storage, snapshot: Snapshot, now_ms: int | None = None, retention_ms: int | None = None) -> int:
     """Delete commits and checkpoints older than ``delta.logRetentionDuration``.
 
     Only files below the newest checkpoint that is itself older than the cutoff go, so
     every version newer than the cutoff keeps a checkpoint and contiguous commits.
-    Returns how many files were deleted.
+    ``retention_ms`` (DROP FEATURE ... TRUNCATE HISTORY) overrides the table's retention
+    and ``delta.enableExpiredLogCleanup``. Returns how many files were deleted.
     """
     now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
-    if snapshot.configuration.get("delta.enableExpiredLogCleanup", "true").lower() != "true":
+    if retention_ms is None and snapshot.configuration.get("delta.enableExpiredLogCleanup", "true").lower() != "true":
         return 0
-    retention = parse_interval_ms(snapshot.configuration.get("delta.logRetentionDuration", DEFAULT_LOG_RETENTION))
+    retention = (
+        retention_ms
+        if retention_ms is not None
+        else parse_interval_ms(snapshot.configuration.get("delta.logRetentionDuration", DEFAULT_LOG_RETENTION))
+    )
     cutoff = now_ms - retention
     log_dir = f"{snapshot.table_root}/{LOG_DIR}"
     files = [f for f in list_log(storage, log_dir) if f.version <= snapshot.version]

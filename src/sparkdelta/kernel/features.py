@@ -45,6 +45,7 @@ FEATURES: dict[str, TableFeature] = {
         TableFeature("variantType", 3, 7, reader_writer=True),
         TableFeature("variantType-preview", 3, 7, reader_writer=True),
         TableFeature("catalogManaged", 3, 7, reader_writer=True),
+        TableFeature("checkpointProtection", 1, 7),
         TableFeature("domainMetadata", 1, 7),
         TableFeature("inCommitTimestamp", 1, 7),
         TableFeature("rowTracking", 1, 7, requires=("domainMetadata",)),

@@ -48,9 +48,12 @@ KERNEL_READER_FEATURES = frozenset(
 # Clustering: the clustering domain is kept by ``clustering.py``; appends are unclustered.
 # Deletion vectors: the kernel writes DV files (``deletion_vectors.py``) and an add with a
 # DV keeps its stats' ``numRecords``, the spec's one writer requirement.
+# Checkpoint protection: log cleanup never creates checkpoints and never deletes one at or
+# above the version it truncates to (exception (a) of the feature's writer rule).
 KERNEL_WRITER_FEATURES = frozenset(
     {
         "appendOnly",
+        "checkpointProtection",
         "clustering",
         "deletionVectors",
         "invariants",
@@ -162,10 +165,12 @@ def check_protocol_shape(protocol: Protocol, table: str) -> None:
         raise InvalidTableOperationError(f"{table}: invalid protocol ({_describe(protocol)}): {'; '.join(problems)}")
 
 
-def check_no_feature_removed(old: Protocol, new: Protocol, table: str) -> None:
-    """A protocol change may add features, never drop them (dropping has its own procedure)."""
-    dropped = (reader_features(old) - reader_features(new)) | (writer_features(old) - writer_features(new))
-    if new.min_reader_version < old.min_reader_version or new.min_writer_version < old.min_writer_version:
+def check_no_feature_removed(old: Protocol, new: Protocol, table: str, dropping: str | None = None) -> None:
+    """A protocol change may add features, never drop them, except the one ``dropping``
+    names (DROP FEATURE, ``drop_feature.py``), which may also lower the versions."""
+    dropped = (supported_features(old) - supported_features(new)) - {dropping}
+    lowered = new.min_reader_version < old.min_reader_version or new.min_writer_version < old.min_writer_version
+    if lowered and dropping is None:
         dropped |= {f"protocol version ({_describe(old)})"}
     if dropped:
         raise InvalidTableOperationError(
@@ -238,7 +243,8 @@ def _legacy_features(reader: int, writer: int) -> frozenset[str]:
     return LEGACY_READER_FEATURES.get(min(reader, 2), frozenset()) | LEGACY_WRITER_FEATURES.get(min(writer, 6), frozenset())
 
 
-def _supported(protocol: Protocol) -> frozenset[str]:
+def supported_features(protocol: Protocol) -> frozenset[str]:
+    """Every feature the protocol supports, reader and writer, listed or implied by version."""
     return reader_features(protocol) | writer_features(protocol)
 
 
@@ -272,7 +278,7 @@ def required_protocol(metadata: Metadata, current: Protocol | None) -> Protocol:
     needed = set(with_dependencies(metadata_features(metadata) | requested))
     if wanted_writer is not None and wanted_writer < 7:
         needed |= _legacy_features(wanted_reader or 1, wanted_writer)
-    features = _supported(base) | needed
+    features = supported_features(base) | needed
     to_table_features = (
         base.min_writer_version >= 7
         or (wanted_writer or 0) >= 7
@@ -299,8 +305,21 @@ def required_protocol(metadata: Metadata, current: Protocol | None) -> Protocol:
             result = Protocol(legacy_reader, 7, None, features)
     if (
         current is not None
-        and _supported(result) <= _supported(current)
+        and supported_features(result) <= supported_features(current)
         and (result.min_reader_version <= current.min_reader_version and result.min_writer_version <= current.min_writer_version)
     ):
         return current
     return result
+
+
+def lowest_protocol(features: frozenset[str]) -> Protocol:
+    """The lowest protocol supporting exactly ``features``: legacy versions when they imply
+    that set, else table features (reader 3 only for a non-legacy reader-writer feature)."""
+    for writer in range(1, 7):
+        for reader in (1, 2) if writer >= 5 else (1,):
+            if _legacy_features(reader, writer) == features:
+                return Protocol(reader, writer)
+    reader_writer = frozenset(f for f in features if f in FEATURES and FEATURES[f].reader_writer)
+    if any(not FEATURES[f].legacy for f in reader_writer):
+        return Protocol(3, 7, reader_writer, features)
+    return Protocol(2 if reader_writer else 1, 7, None, features)

@@ -84,6 +84,7 @@ class Transaction:
         self.isolation_level = isolation_level
         self.reads = ReadSet()
         self.txn_id = str(uuid.uuid4())
+        self.dropping_feature: str | None = None
 
     @property
     def read_version(self) -> int:
@@ -133,7 +134,7 @@ class Transaction:
         if protocol is not None:
             check_protocol_shape(protocol, self.table_root)
             if self.read_snapshot is not None:
-                check_no_feature_removed(self.read_snapshot.protocol, protocol, self.table_root)
+                check_no_feature_removed(self.read_snapshot.protocol, protocol, self.table_root, self.dropping_feature)
         if metadata is not None:
             column_mapping.validate(metadata, self._previous_metadata(metadata), self.table_root)
         self._check_append_only(actions, effective_metadata)

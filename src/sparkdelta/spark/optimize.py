@@ -203,9 +203,11 @@ def optimize(
     z_order: tuple[str, ...],
     partitions: list[dict[str, str | None]] | None = None,
     target: int | None = None,
+    purge: bool = False,
 ) -> DataFrame:
     """OPTIMIZE; ``partitions`` and ``target`` are auto-compaction's: the partitions a write
-    touched and its own target size (recorded as ``auto`` in the history)."""
+    touched and its own target size (recorded as ``auto`` in the history). ``purge`` is
+    ``REORG TABLE ... APPLY (PURGE)``: only files with deletion vectors, rewritten without them."""
     started = time.monotonic()
     snapshot = table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
@@ -219,15 +221,20 @@ def optimize(
     considered = _selected(spark, snapshot, partition_filter)
     if partitions is not None:
         considered = files_in_partitions(snapshot, partitions)
+    if purge:
+        considered = considered.filter(considered.column("deletionVector").is_valid())
     auto = target is not None
     target = target or target_file_size(spark, snapshot)
     clustering = clustering_columns(snapshot)
-    if clustering and z_order:
+    if clustering and z_order and not purge:
         raise DeltaAnalysisException(
             f"{table.root}: the table is clustered by {', '.join(clustering)}; OPTIMIZE clusters it by those columns, "
             "so ZORDER BY does not apply"
         )
-    if clustering:  # only what no OPTIMIZE has clustered yet
+    if purge:
+        bins = _bins(considered, target)
+        order_by = []
+    elif clustering:  # only what no OPTIMIZE has clustered yet
         unclustered = pc.indices_nonzero(pc.is_null(considered.column("clusteringProvider"))).to_pylist()
         bins = [unclustered] if unclustered else []
         order_by = clustering
@@ -242,7 +249,7 @@ def optimize(
         order_by = []
     chosen = considered.take(pa.array(sorted(i for b in bins for i in b), pa.int64()))
     adds = _rewrite(spark, snapshot, considered, bins, order_by, target)
-    if clustering:
+    if clustering and not purge:
         adds = [replace(a, clustering_provider=CLUSTERING_PROVIDER) for a in adds]
     removed_sizes = chosen.column("size").to_pylist()
     metrics = {
@@ -259,12 +266,17 @@ def optimize(
     if chosen.num_rows:
         transaction = table.transaction(read_snapshot=snapshot)
         transaction.mark_files_read(chosen.column("path").to_pylist())
-        parameters = {
-            "predicate": json.dumps([partition_filter] if partition_filter else [], separators=(",", ":")),
-            "zOrderBy": json.dumps(list(z_order), separators=(",", ":")),
-            **({"clusterBy": json.dumps(clustering, separators=(",", ":"))} if clustering else {}),
-            "auto": auto,
-        }
+        predicate = json.dumps([partition_filter] if partition_filter else [], separators=(",", ":"))
+        parameters = (
+            {"predicate": predicate, "applyPurge": True}
+            if purge
+            else {
+                "predicate": predicate,
+                "zOrderBy": json.dumps(list(z_order), separators=(",", ":")),
+                **({"clusterBy": json.dumps(clustering, separators=(",", ":"))} if clustering else {}),
+                "auto": auto,
+            }
+        )
         commit_metrics = {
             "numAddedFiles": len(adds),
             "numRemovedFiles": chosen.num_rows,
@@ -276,7 +288,9 @@ def optimize(
             "executionTimeMs": int((time.monotonic() - started) * 1000),
         }
         try:
-            transaction.commit([*remove_actions(chosen, data_change=False), *adds], "OPTIMIZE", parameters, commit_metrics)
+            transaction.commit(
+                [*remove_actions(chosen, data_change=False), *adds], "REORG" if purge else "OPTIMIZE", parameters, commit_metrics
+            )
         except BaseException:
             remove_unreferenced(table.root, adds)
             raise
@@ -315,3 +329,9 @@ _RESULT_SCHEMA = (
     "partitionsOptimized: long, numBatches: long, totalConsideredFiles: long, totalFilesSkipped: long, "
     "numDeletionVectorsRemoved: long>"
 )
+
+
+def purge_deletion_vectors(spark: SparkSession, table: Table, partition_filter: str | None = None) -> DataFrame:
+    """``REORG TABLE ... APPLY (PURGE)``: rewrite the files that have deletion vectors, so
+    deleted rows are gone from storage (and DROP FEATURE deletionVectors can proceed)."""
+    return optimize(spark, table, partition_filter, (), purge=True)

@@ -2,7 +2,7 @@
 
 A statement is taken when its table is ``delta.`/path``` or a name the catalog knows as a
 Delta table; every other ALTER goes to Spark. ``UNSET TBLPROPERTIES`` and ``CLUSTER BY
-NONE``, which sqlglot does not parse, are recognized by a pattern.
+NONE`` and ``DROP FEATURE``, which sqlglot does not parse, are recognized by a pattern.
 """
 
 from __future__ import annotations
@@ -16,9 +16,15 @@ from sqlglot import exp
 from ..kernel import Table
 from . import alter
 from .catalog import is_delta_table_name, lookup
+from .drop_feature import drop_table_feature
 from .paths import local_path
 
 _CLUSTER_BY_NONE = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+CLUSTER\s+BY\s+NONE\s*;?\s*$", re.IGNORECASE)
+_DROP_FEATURE = re.compile(
+    r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+DROP\s+FEATURE\s+(?P<feature>[`'\"]?[\w-]+[`'\"]?)"
+    r"(?P<truncate>\s+TRUNCATE\s+HISTORY)?\s*;?\s*$",
+    re.IGNORECASE,
+)
 _UNSET = re.compile(
     r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+UNSET\s+TBLPROPERTIES\s+(?P<if_exists>IF\s+EXISTS\s+)?\((?P<keys>.*)\)\s*;?\s*$",
     re.IGNORECASE | re.DOTALL,
@@ -70,6 +76,14 @@ def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None)
         if location is None:
             return False
         alter.cluster_by(Table(location), [])
+        return True
+    dropped = _DROP_FEATURE.match(query)
+    if dropped:
+        location = _location(spark, exp.to_table(dropped.group("table"), dialect="spark"))
+        if location is None:
+            return False
+        feature = dropped.group("feature").strip("`'\"")
+        drop_table_feature(spark, Table(location), feature, bool(dropped.group("truncate")))
         return True
     unset = _UNSET.match(query)
     if unset:
