@@ -6,7 +6,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["configure", "spark_session"]
+__all__ = ["configure", "spark_session", "sql"]
 
 
 def __getattr__(name: str) -> Any:

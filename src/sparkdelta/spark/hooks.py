@@ -184,17 +184,11 @@ def _session_table(original: Callable[..., DataFrame]) -> Callable[..., DataFram
 def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def sql(self: SparkSession, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:
-        from .sql import parse_delta_statement, parse_statement, run_delta_statement
-        from .sql_alter import run_alter
+        from .sql_runner import run_sql
 
         if args is not None or kwargs:
             return original(self, sqlQuery, args, **kwargs)
-        if sqlQuery.lstrip()[:5].upper() == "ALTER" and run_alter(self, sqlQuery, parse_statement(sqlQuery)):
-            return self.range(0).select()
-        statement = parse_delta_statement(sqlQuery)
-        if statement is None:
-            return original(self, sqlQuery, args, **kwargs)
-        return run_delta_statement(self, statement, original)
+        return run_sql(self, sqlQuery, original)
 
     return sql
 

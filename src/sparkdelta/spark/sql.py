@@ -1,10 +1,6 @@
-"""Delta statements in ``spark.sql``: statements Spark cannot run for a Python provider.
+"""``CREATE TABLE ... USING delta``, which Spark cannot run for a Python provider.
 
-``spark.sql`` is wrapped; each statement is parsed with sqlglot (Spark dialect) and, when
-it is a Delta statement this module handles, run by sparkdelta. Anything else, or
-anything sqlglot cannot parse, goes to Spark unchanged.
-
-Handled: ``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(columns)] USING delta
+Run by ``sql_runner``: ``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(columns)] USING delta
 [PARTITIONED BY (...)] [CLUSTER BY (...)] [LOCATION '...'] [COMMENT '...'] [TBLPROPERTIES (...)]
 [AS SELECT ...]``. Spark itself would record the name but never create the Delta log.
 """
@@ -13,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlglot
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
@@ -32,26 +27,26 @@ def _properties(create: exp.Create) -> dict[type, list[exp.Expression]]:
     return found
 
 
-def _is_delta_create(statement: exp.Expression) -> bool:
+# Clauses of Hive tables: a CREATE TABLE with one of them is Spark's, not a Delta table.
+_HIVE_FORMATS = (exp.RowFormatDelimitedProperty, exp.RowFormatSerdeProperty, exp.StorageHandlerProperty)
+
+
+def is_delta_create(statement: exp.Expression) -> bool:
+    """A CREATE TABLE that makes a Delta table: ``USING delta``, or no USING at all (Delta is
+    the default format of the book's platform, and ``CLUSTER BY`` only exists for Delta)."""
     if not isinstance(statement, exp.Create) or str(statement.args.get("kind", "")).upper() != "TABLE":
         return False
-    formats = _properties(statement).get(exp.FileFormatProperty, [])
-    return bool(formats) and formats[0].this.name.lower() == DELTA_PROVIDER
+    if statement.args.get("temporary") or isinstance(statement.this, exp.Table) and statement.args.get("expression") is None:
+        return _format(statement) == DELTA_PROVIDER
+    return _format(statement) in (DELTA_PROVIDER, None)
 
 
-def parse_statement(query: str) -> exp.Expression | None:
-    """The one statement in ``query`` (Spark dialect), or None when sqlglot cannot parse it."""
-    try:
-        statements = sqlglot.parse(query, read="spark")
-    except sqlglot.errors.ParseError:
-        return None
-    return statements[0] if len(statements) == 1 else None
-
-
-def parse_delta_statement(query: str) -> exp.Expression | None:
-    """The parsed statement if sparkdelta runs it, else None (Spark runs it)."""
-    statement = parse_statement(query)
-    return statement if statement is not None and _is_delta_create(statement) else None
+def _format(statement: exp.Create) -> str | None:
+    properties = _properties(statement)
+    formats = properties.get(exp.FileFormatProperty, [])
+    if formats:
+        return formats[0].this.name.lower()
+    return "hive" if any(kind in properties for kind in _HIVE_FORMATS) else None
 
 
 class CreateTableStatement:
@@ -61,6 +56,7 @@ class CreateTableStatement:
         target = create.this
         table = target.this if isinstance(target, exp.Schema) else target
         self.name: str = table.sql(dialect="spark")
+        self.path: str | None = table.name if table.db.lower() == "delta" and not table.catalog else None
         self.columns: list[exp.ColumnDef] = list(target.expressions) if isinstance(target, exp.Schema) else []
         props = _properties(create)
         self.location: str | None = _literal(props[exp.LocationProperty][0].this) if exp.LocationProperty in props else None
@@ -108,6 +104,12 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
 
     assert statement.query is not None
     df: DataFrame = run_sql(spark, statement.query.sql(dialect="spark"))
+    if statement.path is not None:
+        from .write import write_dataframe
+
+        mode = "overwrite" if statement.replace else ("ignore" if statement.if_not_exists else "errorifexists")
+        write_dataframe(df, local_path(statement.path), mode, statement.partition_by or None, {}, statement.properties)
+        return
     options: dict[str, Any] = {}
     if statement.location:
         options["path"] = statement.location
@@ -145,7 +147,13 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
         return
     from ..tables import DeltaTable
 
-    builder = getattr(DeltaTable, statement.mode)(spark).tableName(statement.name)
+    builder = getattr(DeltaTable, statement.mode)(spark)
+    if statement.path is not None:
+        if statement.location is not None:
+            raise ValueError(f"{statement.name}: a path table takes no LOCATION")
+        builder = builder.location(statement.path)
+    else:
+        builder = builder.tableName(statement.name)
     for column in statement.columns:
         builder = _add_column(builder, column)
     if statement.partition_by:
@@ -162,7 +170,7 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
 
 
 def run_delta_statement(spark: SparkSession, statement: exp.Expression, run_sql: Any) -> DataFrame:
-    """Run a statement ``parse_delta_statement`` accepted; DDL returns an empty DataFrame, as Spark's does."""
+    """Run a statement ``is_delta_create`` accepted; DDL returns an empty DataFrame, as Spark's does."""
     create = CreateTableStatement(statement)  # type: ignore[arg-type]
     if create.query is not None:
         if create.columns:

@@ -1,0 +1,259 @@
+"""Delta's SQL grammar as a sqlglot dialect: Spark's, plus the statements delta-spark adds.
+
+sqlglot's Spark dialect parses SELECT, INSERT, DELETE, UPDATE, MERGE (with ``BY SOURCE``)
+and ``VERSION AS OF``; it falls back to an opaque command for VACUUM and OPTIMIZE and
+fails on the rest. This dialect parses them into the expression classes below, so a
+mistake in one is reported with its line and column and an unsupported clause by name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError
+from sqlglot.tokens import TokenType
+
+
+class DescribeHistory(exp.Expression):
+    arg_types = {"this": True, "limit": False}
+
+
+class DescribeDetail(exp.Expression):
+    arg_types = {"this": True}
+
+
+class ShowTblProperties(exp.Expression):
+    arg_types = {"this": True, "key": False}
+
+
+class Vacuum(exp.Expression):
+    arg_types = {"this": True, "retain_hours": False, "dry_run": False}
+
+
+class Optimize(exp.Expression):
+    arg_types = {"this": True, "where": False, "zorder": False}
+
+
+class Reorg(exp.Expression):
+    arg_types = {"this": True, "where": False}
+
+
+class Restore(exp.Expression):
+    arg_types = {"this": True, "kind": True, "expression": True}
+
+
+class ConvertToDelta(exp.Expression):
+    arg_types = {"this": True, "no_statistics": False, "partitions": False}
+
+
+class CloneTable(exp.Expression):
+    arg_types = {
+        "this": True,
+        "source": True,
+        "shallow": False,
+        "replace": False,
+        "exists": False,
+        "properties": False,
+    }
+
+
+DELTA_STATEMENTS = (
+    DescribeHistory,
+    DescribeDetail,
+    ShowTblProperties,
+    Vacuum,
+    Optimize,
+    Reorg,
+    Restore,
+    ConvertToDelta,
+    CloneTable,
+)
+
+
+class DeltaSpark(Spark):
+    """Spark SQL with Delta's statements."""
+
+    class Tokenizer(Spark.Tokenizer):
+        KEYWORDS = {k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k not in ("VACUUM", "OPTIMIZE")}
+        COMMANDS = Spark.Tokenizer.COMMANDS - {TokenType.SHOW}
+
+    class Parser(Spark.Parser):
+        STATEMENT_PARSERS = {
+            **Spark.Parser.STATEMENT_PARSERS,
+            TokenType.SHOW: lambda self: self._parse_show_statement(),
+            TokenType.DESCRIBE: lambda self: self._parse_delta_describe(),
+            TokenType.DESC: lambda self: self._parse_delta_describe(),
+            TokenType.CREATE: lambda self: self._parse_create_or_clone(),
+            TokenType.REPLACE: lambda self: self._parse_create_or_clone(),
+        }
+
+        def _parse_statement(self) -> Any:
+            if self._curr and self._curr.token_type == TokenType.VAR:
+                word = self._curr.text.upper()
+                handler = {
+                    "VACUUM": self._parse_vacuum,
+                    "OPTIMIZE": self._parse_optimize,
+                    "REORG": self._parse_reorg,
+                    "RESTORE": self._parse_restore,
+                    "CONVERT": self._parse_convert,
+                }.get(word)
+                if handler is not None:
+                    self._advance()
+                    return handler()
+            return super()._parse_statement()
+
+        def _delta_table(self) -> exp.Table:
+            """``name``, ``db.name``, ``catalog.db.name`` or ``delta.`/path```, and nothing after it."""
+            parts = [self._parse_id_var(any_token=False)]
+            while self._match(TokenType.DOT):
+                parts.append(self._parse_id_var(any_token=False))
+            if any(p is None for p in parts) or len(parts) > 3:
+                self.raise_error("expected a table name or delta.`/path`")
+            names = dict(zip(("this", "db", "catalog"), reversed(parts), strict=False))
+            return exp.Table(**names)
+
+        def _rest_is_empty(self, statement: str) -> None:
+            if self._curr and self._curr.token_type != TokenType.SEMICOLON:
+                self.raise_error(f"{statement}: unsupported clause {self._curr.text!r}")
+
+        def _parse_show_statement(self) -> exp.Expression:
+            if self._match_text_seq("TBLPROPERTIES"):
+                table = self._delta_table()
+                key = None
+                if self._match(TokenType.L_PAREN):
+                    key = self._parse_string() or self._parse_var(any_token=True)
+                    self._match_r_paren()
+                self._rest_is_empty("SHOW TBLPROPERTIES")
+                return self.expression(ShowTblProperties(this=table, key=key))
+            return self._parse_as_command(self._prev)
+
+        def _parse_delta_describe(self) -> exp.Expression:
+            if self._match_text_seq("HISTORY"):
+                table = self._delta_table()
+                limit = self._parse_number() if self._match(TokenType.LIMIT) else None
+                self._rest_is_empty("DESCRIBE HISTORY")
+                return self.expression(DescribeHistory(this=table, limit=limit))
+            if self._match_text_seq("DETAIL"):
+                table = self._delta_table()
+                self._rest_is_empty("DESCRIBE DETAIL")
+                return self.expression(DescribeDetail(this=table))
+            return self._parse_describe()
+
+        def _parse_vacuum(self) -> exp.Expression:
+            table = self._delta_table()
+            hours = None
+            if self._match_text_seq("RETAIN"):
+                hours = self._parse_number()
+                if not self._match_text_seq("HOURS"):
+                    self.raise_error("VACUUM: RETAIN takes a number of HOURS")
+            if self._match_text_seq("LITE") or self._match_text_seq("FULL"):
+                self.raise_error(f"VACUUM: {self._prev.text.upper()} is not supported")
+            dry_run = self._match_text_seq("DRY", "RUN")
+            self._rest_is_empty("VACUUM")
+            return self.expression(Vacuum(this=table, retain_hours=hours, dry_run=dry_run))
+
+        def _parse_optimize(self) -> exp.Expression:
+            table = self._delta_table()
+            where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+            zorder = None
+            if self._match_text_seq("ZORDER", "BY"):
+                wrapped = self._match(TokenType.L_PAREN)
+                zorder = self._parse_csv(self._parse_column)
+                if wrapped:
+                    self._match_r_paren()
+            self._rest_is_empty("OPTIMIZE")
+            return self.expression(Optimize(this=table, where=where, zorder=zorder))
+
+        def _parse_reorg(self) -> exp.Expression:
+            self._match(TokenType.TABLE)
+            table = self._delta_table()
+            where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+            if not self._match_text_seq("APPLY", "(", "PURGE", ")"):
+                self.raise_error("REORG TABLE: only APPLY (PURGE) is supported")
+            self._rest_is_empty("REORG TABLE")
+            return self.expression(Reorg(this=table, where=where))
+
+        def _parse_restore(self) -> exp.Expression:
+            self._match(TokenType.TABLE)
+            table = self._delta_table()
+            self._match_text_seq("TO")
+            if self._match_text_seq("VERSION", "AS", "OF"):
+                kind, value = "VERSION", self._parse_number()
+            elif self._match_text_seq("TIMESTAMP", "AS", "OF"):
+                kind, value = "TIMESTAMP", self._parse_assignment()
+            else:
+                self.raise_error("RESTORE: expected TO VERSION AS OF n or TO TIMESTAMP AS OF expression")
+            self._rest_is_empty("RESTORE")
+            return self.expression(Restore(this=table, kind=kind, expression=value))
+
+        def _parse_convert(self) -> exp.Expression:
+            if not self._match_text_seq("TO", "DELTA"):
+                self.raise_error("expected CONVERT TO DELTA")
+            table = self._delta_table()
+            no_statistics = self._match_text_seq("NO", "STATISTICS")
+            partitions = None
+            if self._match(TokenType.PARTITION_BY):
+                partitions = self._parse_wrapped_csv(self._parse_field_def)
+            self._rest_is_empty("CONVERT TO DELTA")
+            return self.expression(ConvertToDelta(this=table, no_statistics=no_statistics, partitions=partitions))
+
+        def _is_clone(self) -> bool:
+            """Whether CLONE follows the target name (before any parenthesis, AS or USING)."""
+            for token in self._tokens[self._index :]:
+                if token.token_type in (TokenType.L_PAREN, TokenType.ALIAS, TokenType.SEMICOLON, TokenType.USING):
+                    return False
+                if token.text.upper() == "CLONE":
+                    return True
+            return False
+
+        def _parse_create_or_clone(self) -> exp.Expression:
+            replacing = self._prev.token_type == TokenType.REPLACE
+            if not self._is_clone():
+                return self._parse_as_command(self._prev) if replacing else self._parse_create()
+            replace = replacing or self._match_pair(TokenType.OR, TokenType.REPLACE)
+            self._match(TokenType.TABLE)
+            exists = self._match_text_seq("IF", "NOT", "EXISTS")
+            target = self._delta_table()
+            shallow = self._match_text_seq("SHALLOW")
+            if not shallow:
+                self._match_text_seq("DEEP")
+            self._match_text_seq("CLONE")
+            source = self._delta_table()
+            if self._match(TokenType.PARAMETER):
+                source.set("version", at_version(self._advance_any().text, self))
+            else:
+                source.set("version", self._parse_version())
+            properties = self._parse_properties()
+            self._rest_is_empty("CLONE")
+            return self.expression(
+                CloneTable(this=target, source=source, shallow=shallow, replace=replace, exists=exists, properties=properties)
+            )
+
+
+def at_version(spec: str, parser: Any = None) -> exp.Version:
+    """The time travel ``table@v12`` or ``table@yyyyMMddHHmmssSSS`` names, as ``VERSION AS OF``."""
+    if re.fullmatch(r"[vV]\d+", spec):
+        return exp.Version(this="VERSION", expression=exp.Literal.number(int(spec[1:])), kind="AS OF")
+    if re.fullmatch(r"\d{17}", spec):
+        text = f"{spec[0:4]}-{spec[4:6]}-{spec[6:8]} {spec[8:10]}:{spec[10:12]}:{spec[12:14]}.{spec[14:17]}"
+        return exp.Version(this="TIMESTAMP", expression=exp.Literal.string(text), kind="AS OF")
+    message = f"time travel @{spec}: expected @v<version> or @yyyyMMddHHmmssSSS"
+    if parser is not None:
+        parser.raise_error(message)
+    raise ParseError(message)
+
+
+def parse(text: str) -> list[exp.Expression]:
+    """Every statement in ``text``; a ParseError names the line and column."""
+    return [s for s in sqlglot.parse(text, dialect=DeltaSpark) if s is not None]
+
+
+def parse_or_none(text: str) -> list[exp.Expression] | None:
+    try:
+        return parse(text)
+    except ParseError:
+        return None
