@@ -69,8 +69,8 @@ def run_statement(spark: SparkSession, text: str, original_sql: SparkSql) -> Dat
     handler = COMMAND_HANDLERS.get(type(statement)) or DML_HANDLERS.get(type(statement))
     if handler is not None and (type(statement) in COMMAND_HANDLERS or _targets_delta(spark, statement)):
         return handler(spark, statement, original_sql)
-    if isinstance(statement, exp.Alter):
-        if run_alter(spark, text, statement):
+    if text.strip()[:5].upper() == "ALTER":
+        if run_alter(spark, text, statement if isinstance(statement, exp.Alter) else None):
             return spark.range(0).select()
         return original_sql(spark, text)
     if is_delta_create(statement):
