@@ -22,6 +22,8 @@ CONDITIONS = [
     ("s LIKE 'k999%'", 5),
     ("id >= 9000 OR p = 2", 26),
     ("NOT (id < 9000)", 8),
+    ("id BETWEEN 100 AND 400", 4),
+    ("NOT (id NOT BETWEEN 100 AND 400)", 4),
     ("s IS NULL", 0),
     ("s IS NOT NULL AND id > 9990", 4),
     ("st.x < 100", 4),

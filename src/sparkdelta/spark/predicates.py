@@ -109,6 +109,11 @@ def to_predicate(expr: Any, exact: bool = False) -> S.Predicate | None:
     if name == "Not":
         inner = to_predicate(children[0], exact=True)
         return None if inner is None else S.Not(inner)
+    if name == "Between":  # x BETWEEN lower AND upper: lower <= x AND x <= upper
+        column, lower, upper = _column(expr.input()), _literal(expr.lower()), _literal(expr.upper())
+        if column is None or lower is None or upper is None:
+            return None
+        return S.And(S.Compare(">=", column, lower), S.Compare("<=", column, upper))
     if name == "EqualNullSafe" and exact:
         return None  # NOT (a <=> 1) holds for NULLs, NOT (a = 1) does not
     if name in _COMPARISONS:

@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-from .sql import is_delta_create, run_delta_statement
+from .sql_create import is_delta_create, run_delta_statement
 from .sql_alter import run_alter
 from .sql_commands import HANDLERS as COMMAND_HANDLERS
 from .sql_commands import describe_table
