@@ -16,10 +16,10 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-from .sql_create import is_delta_create, run_delta_statement
 from .sql_alter import run_alter
 from .sql_commands import HANDLERS as COMMAND_HANDLERS
 from .sql_commands import describe_table
+from .sql_create import is_delta_create, run_delta_statement
 from .sql_dialect import DeltaSpark, parse
 from .sql_dml import HANDLERS as DML_HANDLERS
 from .sql_reads import DeltaSqlError, SparkSql, delta_location, has_delta_reference, run_query
