@@ -58,7 +58,9 @@ def _delete(rng: random.Random, target: str) -> Operation:
     k = rng.randrange(20)
     if rng.random() < 0.5:
         return Operation(f"DELETE FROM {target} WHERE n < {k}", lambda t: t.delete(f"n < {k}"), "numDeletedRows")
-    return Operation(f"DELETE FROM {target} AS t WHERE t.n = {k} OR t.p = 2", lambda t: t.delete(f"n = {k} OR p = 2"), "numDeletedRows")
+    return Operation(
+        f"DELETE FROM {target} AS t WHERE t.n = {k} OR t.p = 2", lambda t: t.delete(f"n = {k} OR p = 2"), "numDeletedRows"
+    )
 
 
 def _update(rng: random.Random, target: str) -> Operation:
@@ -83,7 +85,10 @@ def _merge(spark: SparkSession, rng: random.Random, target: str, step: int) -> O
         clauses.append(("WHEN MATCHED THEN UPDATE SET *", lambda b: b.whenMatchedUpdateAll()))
     else:
         clauses.append(
-            ("WHEN MATCHED THEN UPDATE SET t.v = s.v, n = t.n + s.n", lambda b: b.whenMatchedUpdate(set={"v": "s.v", "n": "t.n + s.n"}))
+            (
+                "WHEN MATCHED THEN UPDATE SET t.v = s.v, n = t.n + s.n",
+                lambda b: b.whenMatchedUpdate(set={"v": "s.v", "n": "t.n + s.n"}),
+            )
         )
     if rng.random() < 0.5:
         clauses.append(("WHEN NOT MATCHED THEN INSERT *", lambda b: b.whenNotMatchedInsertAll()))
@@ -137,7 +142,10 @@ def test_random_dml_through_sql_and_the_api_give_identical_tables(
         if choice != "merge":
             assert result.num_affected_rows == int(_metrics(via_sql).get(operation.result_metric, 0))
         else:
-            expected = sum(int(_metrics(via_sql).get(m, 0)) for m in ("numTargetRowsUpdated", "numTargetRowsDeleted", "numTargetRowsInserted"))
+            expected = sum(
+                int(_metrics(via_sql).get(m, 0))
+                for m in ("numTargetRowsUpdated", "numTargetRowsDeleted", "numTargetRowsInserted")
+            )
             assert result.num_affected_rows == expected
     assert Table(via_sql).latest_version() == Table(via_api).latest_version()
     delta_rs = deltalake.DeltaTable(via_sql).to_pyarrow_table().to_pylist()
@@ -261,3 +269,19 @@ def test_errors_name_the_statement_and_clause(spark: SparkSession, table: str, s
     with pytest.raises((DeltaSqlError, ValueError), match=words):
         sparkdelta.sql(spark, statement.format(t=table))
     assert Table(table).latest_version() == version
+
+
+def test_set_delta_settings_reach_the_library(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "defaults")
+    try:
+        sparkdelta.sql(
+            spark,
+            "SET spark.databricks.delta.properties.defaults.enableChangeDataFeed = true; "
+            f"CREATE TABLE delta.`{path}` (id INT) USING DELTA",
+        )
+    finally:
+        spark.conf.unset("spark.databricks.delta.properties.defaults.enableChangeDataFeed")
+    assert Table(path).snapshot().configuration == {"delta.enableChangeDataFeed": "true"}
+    sparkdelta.sql(spark, f"INSERT INTO delta.`{path}` VALUES (1), (2)")
+    changes = spark.sql(f"SELECT id, _change_type FROM table_changes('{path}', 1)")
+    assert _rows(changes) == [(1, "insert"), (2, "insert")]

@@ -24,7 +24,6 @@ from .sql_dialect import DeltaSpark, parse
 from .sql_dml import HANDLERS as DML_HANDLERS
 from .sql_reads import DeltaSqlError, SparkSql, delta_location, has_delta_reference, run_query
 
-log = logging.getLogger(__name__)
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 # Statements that only Delta's grammar has: a parse error in one is reported, not passed on.
