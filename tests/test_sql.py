@@ -285,3 +285,71 @@ def test_set_delta_settings_reach_the_library(spark: SparkSession, tmp_path: Pat
     sparkdelta.sql(spark, f"INSERT INTO delta.`{path}` VALUES (1), (2)")
     changes = spark.sql(f"SELECT id, _change_type FROM table_changes('{path}', 1)")
     assert _rows(changes) == [(1, "insert"), (2, "insert")]
+
+
+@pytest.fixture
+def nested(spark: SparkSession, tmp_path: Path) -> str:
+    path = str(tmp_path / "nested")
+    rows = [(i, (i % 2, f"w{i}"), float(i)) for i in range(40)]
+    spark.createDataFrame(rows, "id int, s struct<a: int, w: string>, a double").write.format("delta").save(path)
+    spark.catalog.dropTempView("small_ids")
+    spark.createDataFrame([(3,), (5,)], "id int").createOrReplaceTempView("small_ids")
+    return path
+
+
+def test_queries_keep_their_meaning_over_delta_tables(spark: SparkSession, nested: str, tmp_path: Path) -> None:
+    t = f"delta.`{nested}`"
+    assert spark.sql(f"SELECT count(*) FROM {t} WHERE s.a = 1").first()[0] == 20  # a struct field, not column a
+    assert spark.sql(f"SELECT count(*) FROM {t} AS x WHERE x.s.a = 1 AND x.a > 30").first()[0] == 5
+    correlated = spark.sql(f"SELECT id FROM small_ids AS o WHERE EXISTS (SELECT 1 FROM {t} AS d WHERE d.id = o.id AND d.a > 4)")
+    assert _rows(correlated) == [(5,)]
+    sampled = spark.sql(f"SELECT count(*) FROM {t} TABLESAMPLE (5 ROWS)").first()[0]
+    assert sampled == 5
+    random_half = spark.sql(f"SELECT count(*) FROM {t} WHERE rand(7) < 2").first()[0]
+    assert random_half == 40
+    spark.sql("CREATE DATABASE IF NOT EXISTS sql_qualified")
+    spark.sql(f"CREATE TABLE sql_qualified.nested USING DELTA LOCATION '{nested}'")
+    assert spark.sql("SELECT sql_qualified.nested.id FROM sql_qualified.nested WHERE id < 2").count() == 2
+    plain = str(tmp_path / "plain")
+    spark.range(3).write.parquet(plain)
+    assert spark.sql(f"SELECT count(*) FROM parquet.`{plain}`").first()[0] == 3
+    spark.sql(f"CREATE OR REPLACE TEMP VIEW evens AS SELECT id FROM {t} WHERE id % 2 = 0")
+    assert spark.table("evens").count() == 20
+    assert spark.sql(f"SELECT id FROM {t} WHERE id = :wanted", args={"wanted": 7}).first().id == 7
+    assert spark.sql("SELECT count(*) FROM {src} WHERE id < 10", src=spark.read.format("delta").load(nested)).first()[0] == 10
+    assert sparkdelta.sql(spark, f"SELECT count(*) FROM {t};\n-- done\n").first()[0] == 40
+
+
+def test_dml_clauses_delta_spark_refuses_are_refused(spark: SparkSession, nested: str) -> None:
+    t = f"delta.`{nested}`"
+    version = Table(nested).latest_version()
+    with pytest.raises(DeltaSqlError, match="subqueries are not supported"):
+        spark.sql(f"DELETE FROM {t} AS d WHERE EXISTS (SELECT 1 FROM small_ids AS o WHERE o.id = d.id)")
+    with pytest.raises(DeltaSqlError, match="LIMIT is not supported"):
+        spark.sql(f"DELETE FROM {t} WHERE id < 10 LIMIT 1")
+    with pytest.raises(DeltaSqlError, match="subqueries are not supported"):
+        spark.sql(f"UPDATE {t} SET a = (SELECT max(id) FROM small_ids)")
+    with pytest.raises(ValueError, match="FIRST is not supported"):
+        spark.sql(f"ALTER TABLE {t} ADD COLUMN z INT FIRST")
+    with pytest.raises(ValueError, match="RENAME_TO is not supported"):
+        spark.sql(f"ALTER TABLE {t} CHANGE COLUMN a b DOUBLE COMMENT 'x'")
+    with pytest.raises(DeltaSqlError, match="EXTENDED is not supported"):
+        spark.sql(f"DESCRIBE TABLE EXTENDED {t}")
+    assert Table(nested).latest_version() == version
+    assert spark.sql(f"SHOW TBLPROPERTIES {t} (delta.minReaderVersion)").first().value == "1"
+
+
+def test_create_as_select_keeps_clustering_and_inserts_elsewhere_read_delta(
+    spark: SparkSession, nested: str, tmp_path: Path
+) -> None:
+    clustered = str(tmp_path / "clustered")
+    spark.sql(f"CREATE TABLE delta.`{clustered}` CLUSTER BY (id) COMMENT 'ids' AS SELECT id, a FROM delta.`{nested}`")
+    detail = DeltaTable.forPath(spark, clustered).detail().first()
+    assert detail.clusteringColumns == ["id"] and detail.description == "ids"
+    assert spark.read.format("delta").load(clustered).count() == 40
+    spark.sql("CREATE DATABASE IF NOT EXISTS sql_other")
+    spark.sql("CREATE TABLE sql_other.copies (id INT, a DOUBLE) USING parquet")
+    spark.sql(f"INSERT INTO sql_other.copies SELECT id, a FROM delta.`{nested}` WHERE id < 4")
+    assert spark.table("sql_other.copies").count() == 4
+    with pytest.raises(ValueError, match="unsupported clause"):
+        spark.sql(f"CREATE TABLE delta.`{tmp_path / 'bucketed'}` (id INT) USING DELTA CLUSTERED BY (id) INTO 4 BUCKETS")

@@ -216,6 +216,9 @@ def drop_feature(
         for _ in range(BARRIER_CHECKPOINTS):
             _empty_commit_and_checkpoint(table)
         snapshot = table.snapshot()
+    traces = feature.traces(snapshot)  # a writer may have used the feature since
+    if traces:
+        raise InvalidTableOperationError(f"{table.root} (version {snapshot.version}): cannot drop {feature.name}: {traces}")
     protect = feature.reader_writer and not truncate_history
     protocol, metadata = _downgraded(snapshot, feature, protect)
     transaction = table.transaction(read_snapshot=snapshot)

@@ -168,7 +168,7 @@ def check_protocol_shape(protocol: Protocol, table: str) -> None:
 def check_no_feature_removed(old: Protocol, new: Protocol, table: str, dropping: str | None = None) -> None:
     """A protocol change may add features, never drop them, except the one ``dropping``
     names (DROP FEATURE, ``drop_feature.py``), which may also lower the versions."""
-    dropped = (supported_features(old) - supported_features(new)) - {dropping}
+    dropped = ((reader_features(old) - reader_features(new)) | (writer_features(old) - writer_features(new))) - {dropping}
     lowered = new.min_reader_version < old.min_reader_version or new.min_writer_version < old.min_writer_version
     if lowered and dropping is None:
         dropped |= {f"protocol version ({_describe(old)})"}

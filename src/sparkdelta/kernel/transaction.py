@@ -276,6 +276,11 @@ class Transaction:
                 winner = parse_json_actions(self.storage.read(path), version)
             except FileNotFoundError:
                 return version
+            if self.dropping_feature is not None:
+                raise ConcurrentWriteException(
+                    f"{self.table_root}: version {version} was committed while dropping {self.dropping_feature}; "
+                    "DROP FEATURE conflicts with every concurrent write. Run it again."
+                )
             if self.read_version < 0:
                 raise ProtocolChangedException(
                     f"{self.table_root}: the table was created concurrently (version {version} exists). "

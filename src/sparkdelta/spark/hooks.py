@@ -184,11 +184,17 @@ def _session_table(original: Callable[..., DataFrame]) -> Callable[..., DataFram
 def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def sql(self: SparkSession, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:
+        from pyspark.sql.sql_formatter import SQLStringFormatter
+
         from .sql_runner import run_sql
 
-        if args is not None or kwargs:
-            return original(self, sqlQuery, args, **kwargs)
-        return run_sql(self, sqlQuery, original)
+        if not kwargs:
+            return run_sql(self, sqlQuery, original, args)
+        formatter = SQLStringFormatter(self)  # {name} placeholders, as Spark formats them
+        try:
+            return run_sql(self, formatter.format(sqlQuery, **kwargs), original, args)
+        finally:
+            formatter.clear()
 
     return sql
 

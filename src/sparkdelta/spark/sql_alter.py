@@ -64,6 +64,10 @@ def _column_def(column: exp.ColumnDef) -> tuple[list[str], StructField]:
             metadata["comment"] = _text(kind.this)
         elif isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
             nullable = False
+        else:
+            raise ValueError(f"ADD COLUMNS: {constraint.sql(dialect='spark')} is not supported")
+    if column.args.get("position") is not None:
+        raise ValueError(f"ADD COLUMNS: {column.args['position'].sql(dialect='spark')} is not supported; columns go at the end")
     path = _path(column.this)
     return path, StructField(path[-1], data_type, nullable, metadata)
 
@@ -107,6 +111,9 @@ def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None)
 
 def _run_action(spark: SparkSession, table: Table, action: exp.Expression) -> None:
     if isinstance(action, exp.AlterSet):
+        unsupported = [k for k, v in action.args.items() if k != "expressions" and v]
+        if unsupported:
+            raise ValueError(f"{table.root}: ALTER TABLE ... SET {unsupported[0].upper()} is not supported on a Delta table")
         properties = {_text(p.this): _text(p.args["value"]) for props in action.expressions for p in props.expressions}
         alter.set_properties(spark, table, properties)
     elif isinstance(action, exp.Schema):
@@ -127,6 +134,9 @@ def _run_action(spark: SparkSession, table: Table, action: exp.Expression) -> No
     elif isinstance(action, exp.ClusterProperty):
         alter.cluster_by(table, [".".join(_path(c)) for c in action.expressions])
     elif isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
+        others = [k for k, v in action.args.items() if k not in ("this", "comment") and v]
+        if others:
+            raise ValueError(f"{table.root}: ALTER COLUMN ... {others[0].upper()} is not supported on a Delta table")
         alter.set_comment(table, _path(action.this), _text(action.args["comment"]))
     else:
         raise ValueError(f"{table.root}: unsupported ALTER TABLE action on a Delta table: {action.sql(dialect='spark')}")

@@ -55,8 +55,15 @@ def describe_detail(spark: SparkSession, statement: DescribeDetail, original_sql
     return delta_table(spark, statement.this).detail()
 
 
-def describe_table(spark: SparkSession, table: exp.Table) -> DataFrame:
+def describe_table(spark: SparkSession, statement: exp.Describe) -> DataFrame:
     """``DESCRIBE TABLE``: the snapshot's columns, then its partitioning, as Spark lays it out."""
+    table: exp.Table = statement.this
+    for clause in ("style", "partition", "format", "expressions"):
+        if statement.args.get(clause):
+            raise DeltaSqlError(
+                f"DESCRIBE {table_name(table)}: {clause.upper()} {statement.args[clause]} is not supported on a Delta "
+                "table; DESCRIBE DETAIL and DESCRIBE HISTORY tell the rest"
+            )
     snapshot = Table(delta_location(spark, table) or "").snapshot()
     rows = [(f.name, f.dataType.simpleString(), f.metadata.get("comment")) for f in spark_schema(snapshot).fields]
     if snapshot.partition_columns:

@@ -49,6 +49,17 @@ def _format(statement: exp.Create) -> str | None:
     return "hive" if any(kind in properties for kind in _HIVE_FORMATS) else None
 
 
+# The CREATE TABLE clauses this module carries out; any other is refused by name.
+_KNOWN_PROPERTIES = (
+    exp.FileFormatProperty,
+    exp.LocationProperty,
+    exp.SchemaCommentProperty,
+    exp.PartitionedByProperty,
+    exp.ClusterProperty,
+    exp.Property,
+)
+
+
 class CreateTableStatement:
     """The parts of a ``CREATE TABLE ... USING delta`` statement."""
 
@@ -68,6 +79,9 @@ class CreateTableStatement:
             c.sql(dialect="spark").replace("`", "") for p in props.get(exp.ClusterProperty, []) for c in p.expressions
         ]
         self.properties: dict[str, str] = {_literal(p.this): _literal(p.args["value"]) for p in props.get(exp.Property, [])}
+        unknown = [p.sql(dialect="spark") for kind, found in props.items() if kind not in _KNOWN_PROPERTIES for p in found]
+        if unknown:
+            raise ValueError(f"{self.name}: unsupported clause(s) in CREATE TABLE: {', '.join(unknown)}")
         self.query: exp.Expression | None = create.args.get("expression")
         self.replace: bool = bool(create.args.get("replace"))
         self.if_not_exists: bool = bool(create.args.get("exists"))
@@ -104,11 +118,16 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
 
     assert statement.query is not None
     df: DataFrame = run_sql(spark, statement.query.sql(dialect="spark"))
+    if statement.cluster_by:
+        _create_clustered_as_select(spark, statement, df)
+        return
     if statement.path is not None:
         from .write import write_dataframe
 
         mode = "overwrite" if statement.replace else ("ignore" if statement.if_not_exists else "errorifexists")
-        write_dataframe(df, local_path(statement.path), mode, statement.partition_by or None, {}, statement.properties)
+        write_dataframe(
+            df, local_path(statement.path), mode, statement.partition_by or None, {}, statement.properties, statement.comment
+        )
         return
     options: dict[str, Any] = {}
     if statement.location:
@@ -128,6 +147,31 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
         statement.comment,
         replace=statement.replace,
     )
+
+
+def _create_clustered_as_select(spark: SparkSession, statement: CreateTableStatement, df: DataFrame) -> None:
+    """CTAS with CLUSTER BY: the table is created clustered (builder), then the rows appended,
+    so it takes two commits where delta-spark takes one."""
+    from ..kernel import Table
+    from ..tables import DeltaTable
+    from .write import write_dataframe
+
+    builder = getattr(DeltaTable, statement.mode)(spark)
+    builder = builder.location(statement.path) if statement.path is not None else builder.tableName(statement.name)
+    if statement.location is not None:
+        builder = builder.location(statement.location)
+    builder = builder.addColumns(df.schema).clusterBy(*statement.cluster_by)
+    if statement.comment:
+        builder = builder.comment(statement.comment)
+    for key, value in statement.properties.items():
+        builder = builder.property(key, value)
+    exists = (
+        Table(local_path(statement.path)).exists() if statement.path is not None else lookup(spark, statement.name) is not None
+    )
+    if statement.if_not_exists and exists:
+        return
+    table = builder.execute()
+    write_dataframe(df, table._table.root, "append", None, {})
 
 
 def _create(spark: SparkSession, statement: CreateTableStatement) -> None:

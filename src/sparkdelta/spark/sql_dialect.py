@@ -125,7 +125,12 @@ class DeltaSpark(Spark):
                 table = self._delta_table()
                 key = None
                 if self._match(TokenType.L_PAREN):
-                    key = self._parse_string() or self._parse_var(any_token=True)
+                    key = self._parse_string()
+                    if key is None:
+                        parts = [self._parse_var(any_token=True)]
+                        while self._match(TokenType.DOT):
+                            parts.append(self._parse_var(any_token=True))
+                        key = exp.Literal.string(".".join(p.name for p in parts if p is not None))
                     self._match_r_paren()
                 self._rest_is_empty("SHOW TBLPROPERTIES")
                 return self.expression(ShowTblProperties(this=table, key=key))
@@ -206,7 +211,7 @@ class DeltaSpark(Spark):
             for token in self._tokens[self._index :]:
                 if token.token_type in (TokenType.L_PAREN, TokenType.ALIAS, TokenType.SEMICOLON, TokenType.USING):
                     return False
-                if token.text.upper() == "CLONE":
+                if token.token_type == TokenType.VAR and token.text.upper() == "CLONE":
                     return True
             return False
 

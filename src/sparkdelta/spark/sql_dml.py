@@ -18,12 +18,29 @@ from .sql_commands import delta_table
 from .sql_reads import DeltaSqlError, SparkSql, delta_location, query_dataframe, table_name
 
 
-def _metrics_since(location: str, version: int) -> dict[str, int]:
-    """The operationMetrics of the commit after ``version`` (none when nothing was committed)."""
-    snapshot = Table(location).snapshot()
-    if snapshot.version == version or snapshot.commit_info is None:
-        return {}
-    return {k: int(v) for k, v in (snapshot.commit_info.get("operationMetrics") or {}).items() if str(v).lstrip("-").isdigit()}
+def _metrics_since(location: str, version: int, operation: str) -> dict[str, int]:
+    """The operationMetrics of the first ``operation`` committed after ``version`` (none when
+    nothing was committed); a concurrent writer's other operations are passed over."""
+    table = Table(location)
+    for later in range(version + 1, table.latest_version() + 1):
+        info = table.read_commit_info(later) or {}
+        if info.get("operation") == operation:
+            metrics = info.get("operationMetrics") or {}
+            return {k: int(v) for k, v in metrics.items() if str(v).lstrip("-").isdigit()}
+    return {}
+
+
+def _allow_only(statement: exp.Expression, what: str, allowed: set[str]) -> None:
+    """Refuse, by name, any clause of ``statement`` this module does not carry out."""
+    for key, value in statement.args.items():
+        if key not in allowed and value not in (None, False, [], ""):
+            raise DeltaSqlError(f"{what}: {key.rstrip('_').upper()} is not supported")
+
+
+def _no_subquery(node: exp.Expression | None, what: str) -> None:
+    """delta-spark refuses subqueries in DML conditions and assignments; so does this."""
+    if node is not None and node.find(exp.Subquery, exp.Exists, exp.Select):
+        raise DeltaSqlError(f"{what}: subqueries are not supported ({node.sql(dialect='spark')})")
 
 
 def _result(spark: SparkSession, columns: list[tuple[str, str]], metrics: dict[str, int]) -> DataFrame:
@@ -58,11 +75,14 @@ def _assignments(expressions: list[exp.Expression], qualifiers: set[str], keep_v
 
 def delete(spark: SparkSession, statement: exp.Delete, original_sql: SparkSql) -> DataFrame:
     target: exp.Table = statement.this
+    what = f"DELETE FROM {table_name(target)}"
+    _allow_only(statement, what, {"this", "where"})
     table = delta_table(spark, target)
     version = table._table.snapshot().version
     where = statement.args.get("where")
+    _no_subquery(where, what)
     table.delete(_unqualified(where.this, _qualifiers(target)) if where is not None else None)
-    metrics = _metrics_since(table._table.root, version)
+    metrics = _metrics_since(table._table.root, version, "DELETE")
     return _result(spark, [("num_affected_rows", "numDeletedRows")], metrics)
 
 
@@ -72,14 +92,16 @@ def update(spark: SparkSession, statement: exp.Update, original_sql: SparkSql) -
     version = table._table.snapshot().version
     qualifiers = _qualifiers(target)
     where = statement.args.get("where")
-    for unsupported in ("from_", "from", "joins", "order", "limit"):
-        if statement.args.get(unsupported):
-            raise DeltaSqlError(f"UPDATE {table_name(target)}: {unsupported.rstrip('_').upper()} is not supported")
+    what = f"UPDATE {table_name(target)}"
+    _allow_only(statement, what, {"this", "expressions", "where"})
+    _no_subquery(where, what)
+    for assignment in statement.expressions:
+        _no_subquery(assignment, what)
     table.update(
         _unqualified(where.this, qualifiers) if where is not None else None,
         _assignments(statement.expressions, qualifiers, keep_values_qualified=False),
     )
-    return _result(spark, [("num_affected_rows", "numUpdatedRows")], _metrics_since(table._table.root, version))
+    return _result(spark, [("num_affected_rows", "numUpdatedRows")], _metrics_since(table._table.root, version, "UPDATE"))
 
 
 def _merge_source(spark: SparkSession, using: exp.Expression, original_sql: SparkSql) -> tuple[DataFrame, str]:
@@ -97,6 +119,12 @@ def _merge_source(spark: SparkSession, using: exp.Expression, original_sql: Spar
 
 def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> DataFrame:
     target: exp.Table = statement.this
+    what = f"MERGE INTO {table_name(target)}"
+    _allow_only(statement, what, {"this", "using", "on", "whens"})
+    _no_subquery(statement.args["on"], what)
+    for when in statement.args["whens"].expressions if statement.args.get("whens") else []:
+        _no_subquery(when.args.get("condition"), what)
+        _no_subquery(when.args.get("then"), what)
     table = delta_table(spark, target)
     version = table._table.snapshot().version
     source, source_alias = _merge_source(spark, statement.args["using"], original_sql)
@@ -113,7 +141,7 @@ def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> 
         ("num_deleted_rows", "numTargetRowsDeleted"),
         ("num_inserted_rows", "numTargetRowsInserted"),
     ]
-    metrics = _metrics_since(table._table.root, version)
+    metrics = _metrics_since(table._table.root, version, "MERGE")
     metrics["numTargetRowsAffected"] = sum(metrics.get(m, 0) for _, m in columns[1:])
     return _result(spark, columns, metrics)
 
@@ -169,7 +197,12 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     if location is None:
         raise DeltaSqlError(f"{table_name(target)} is not a Delta table")
     snapshot = Table(location).snapshot()
-    rows = query_dataframe(spark, statement.expression, original_sql)
+    _allow_only(statement, f"INSERT {table_name(target)}", {"this", "expression", "overwrite", "where", "by_name", "with_"})
+    query = statement.expression
+    if statement.args.get("with_") is not None:
+        query = query.copy()
+        query.set("with_", statement.args["with_"])
+    rows = query_dataframe(spark, query, original_sql)
     if not statement.args.get("by_name"):
         rows = rows.toDF(*_positional_columns(snapshot, columns, len(rows.columns), table_name(target)))
     rows = _store_assigned(rows, snapshot)
@@ -179,7 +212,7 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     if where is not None:
         options["replacewhere"] = where.sql(dialect="spark")
     write_dataframe(rows, location, mode, None, options)
-    metrics = _metrics_since(location, snapshot.version)
+    metrics = _metrics_since(location, snapshot.version, "WRITE")
     return _result(spark, [("num_affected_rows", "numOutputRows"), ("num_inserted_rows", "numOutputRows")], metrics)
 
 

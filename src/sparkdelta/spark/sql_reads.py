@@ -35,12 +35,25 @@ def table_name(table: exp.Table) -> str:
     return ".".join(p.name for p in table.parts)
 
 
+# ``format.`/path``` reads a file source by path, never a catalog table.
+_FILE_SOURCES = frozenset({"parquet", "csv", "json", "orc", "text", "avro", "binaryfile", "xml"})
+# Functions whose value changes per call: a condition with one must not be evaluated twice.
+_NONDETERMINISTIC = frozenset({"rand", "randn", "random", "uuid", "shuffle", "monotonically_increasing_id", "spark_partition_id"})
+
+
 def delta_location(spark: SparkSession, table: exp.Table) -> str | None:
     """The location of the Delta table ``table`` names, or None when it names no Delta table."""
+    if not isinstance(table.this, exp.Identifier):
+        return None
     if table.db.lower() == "delta" and not table.catalog:
         return local_path(table.name)
-    name = table_name(table)
-    if not name or not is_delta_table_name(spark, name):
+    if table.db.lower() in _FILE_SOURCES and not table.catalog:
+        return None
+    name = ".".join(p.sql(dialect="spark") for p in table.parts)
+    try:
+        if not name or not is_delta_table_name(spark, name):
+            return None
+    except Exception:  # a name Spark's parser refuses is not a Delta table's; Spark reports it
         return None
     return delta_entry(spark, name).location
 
@@ -92,24 +105,56 @@ def _cte_names(statement: exp.Expression) -> set[str]:
 
 
 def _single_table_filter(statement: exp.Expression, table: exp.Table) -> str | None:
-    """The WHERE of a one-table SELECT, unqualified, to prune the scan's files with."""
+    """The WHERE of the statement's own one-table SELECT, to prune the scan's files with.
+
+    Only a deterministic condition without subqueries, in a SELECT that is not itself
+    nested (no outer references), without laterals; the table's own qualifier is dropped.
+    """
     select = table.find_ancestor(exp.Select)
-    if select is None or select.args.get("joins") or select.args.get("where") is None:
+    if select is None or select is not statement or select.args.get("where") is None:
+        return None
+    if select.args.get("joins") or select.args.get("laterals") or table.args.get("pivots") or table.args.get("sample"):
         return None
     source = select.args.get("from_") or select.args.get("from")
     if source is None or source.this is not table:
         return None
     condition = select.args["where"].this.copy()
-    if condition.find(exp.Subquery, exp.Exists):
+    if condition.find(exp.Subquery, exp.Exists, exp.Rand, exp.Randn) or any(
+        f.name.lower() in _NONDETERMINISTIC for f in condition.find_all(exp.Anonymous)
+    ):
         return None
+    own = {(table.alias or table.name).lower()}
     for column in condition.find_all(exp.Column):
-        column.set("table", None)
+        qualifier = column.args.get("table")
+        if qualifier is not None and qualifier.name.lower() in own and not column.args.get("db"):
+            column.set("table", None)
     return condition.sql(dialect="spark")
 
 
+def _point_at_view(statement: exp.Expression, table: exp.Table, view: str) -> None:
+    """Make ``table`` read ``view``, keeping its alias, sample and pivots; columns qualified
+    with the table's full name (``db.t.col``) are requalified with the alias."""
+    alias = table.args.get("alias")
+    if alias is None or isinstance(alias.this, exp.Parameter):
+        alias = exp.TableAlias(this=exp.to_identifier(table.name))
+        db, name = table.db.lower(), table.name.lower()
+        for column in statement.find_all(exp.Column):
+            if column.args.get("db") and column.db.lower() == db and column.table.lower() == name:
+                column.set("db", None)
+                column.set("catalog", None)
+    table.set("this", exp.to_identifier(view))
+    table.set("db", None)
+    table.set("catalog", None)
+    table.set("version", None)
+    table.set("alias", alias)
+
+
 @contextmanager
-def delta_views(spark: SparkSession, statement: exp.Expression, original_sql: SparkSql) -> Iterator[exp.Expression]:
-    """``statement`` with its Delta references replaced by temporary views, dropped on exit."""
+def delta_views(
+    spark: SparkSession, statement: exp.Expression, original_sql: SparkSql, drop: bool = True
+) -> Iterator[exp.Expression]:
+    """``statement`` with its Delta references replaced by temporary views, dropped on exit
+    unless ``drop`` is false (for statements that keep referring to them, like EXPLAIN)."""
     rewritten = statement.copy()
     views: list[str] = []
     ctes = _cte_names(rewritten)
@@ -129,14 +174,14 @@ def delta_views(spark: SparkSession, statement: exp.Expression, original_sql: Sp
             view = f"__sparkdelta_{uuid.uuid4().hex}"
             df.createOrReplaceTempView(view)
             views.append(view)
-            alias = table.args.get("alias")
-            if alias is None or isinstance(alias.this, exp.Parameter):
-                alias = exp.TableAlias(this=exp.to_identifier(table.name if isinstance(table.this, exp.Identifier) else "t"))
-            table.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
+            if isinstance(table.this, exp.Anonymous):
+                table.set("alias", table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("table_changes")))
+            _point_at_view(rewritten, table, view)
         yield rewritten
     finally:
-        for view in views:
-            spark.catalog.dropTempView(view)
+        if drop:
+            for view in views:
+                spark.catalog.dropTempView(view)
 
 
 def has_delta_reference(spark: SparkSession, statement: exp.Expression) -> bool:
