@@ -154,3 +154,20 @@ def test_column_mapping_drop_is_refused_by_name(spark: SparkSession, tmp_path: P
     spark.range(3).write.format("delta").option("delta.columnMapping.mode", "name").save(path)
     with pytest.raises(UnsupportedFeatureError, match="dropping columnMapping needs a rewrite"):
         spark.sql(f"ALTER TABLE delta.`{path}` DROP FEATURE columnMapping")
+
+
+def test_a_drop_never_rebases_over_a_concurrent_commit(spark: SparkSession, tmp_path: Path) -> None:
+    from sparkdelta.kernel.drop_feature import REMOVABLE, _downgraded
+    from sparkdelta.kernel.errors import ConcurrentWriteException
+
+    path = str(tmp_path / "race")
+    spark.range(3).write.format("delta").option("delta.enableDeletionVectors", "true").save(path)
+    table = Table(path)
+    snapshot = table.snapshot()
+    protocol, metadata = _downgraded(snapshot, REMOVABLE["deletionVectors"], protect=True)
+    transaction = table.transaction(read_snapshot=snapshot)
+    transaction.dropping_feature = "deletionVectors"
+    table.transaction().commit([], "Empty Commit")  # even a commit with no actions wins the race
+    with pytest.raises(ConcurrentWriteException, match="while dropping deletionVectors"):
+        transaction.commit([protocol, metadata], "DROP FEATURE")
+    assert "deletionVectors" in Table(path).snapshot().protocol.reader_features
