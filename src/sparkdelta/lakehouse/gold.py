@@ -1,0 +1,193 @@
+"""Gold: daily revenue and trips by vendor, pickup zone and payment type, and card tips by hour.
+
+Kept up to date from silver's change feed, never recomputed: the changes since the
+version a gold table last folded in are weighted (+1 for ``insert`` and
+``update_postimage``, -1 for ``delete`` and ``update_preimage``) and summed per key, so
+a correction moves a trip's amounts (or the trip itself, if its vendor, zone, payment
+type or hour changed) and the counts and sums adjust.
+
+Each table is updated with a MERGE of *absolute* values: the table as of its recorded
+progress plus the net change since. The MERGE cannot carry the progress marker, so the
+marker is the next commit; if a run dies between the two, the rerun reads the table as of
+the marker again (before the lone MERGE, found in the log) and writes the same absolute
+values over it, where adding the deltas again would have counted them twice. Keys whose
+trips drop to zero are deleted. Sums are DECIMAL, so the result equals a full recompute
+exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DecimalType, LongType, StructType
+
+from ..tables import DeltaTable
+from . import markers, silver
+from .warehouse import GOLD_TABLE_NAMES, Warehouse
+
+WEIGHT = "_weight"
+
+
+@dataclass(frozen=True)
+class GoldTable:
+    """An aggregate of silver: SQL expressions over silver's columns, summed per key."""
+
+    name: str
+    keys: dict[str, str]
+    measures: dict[str, str]  # summed; every table also counts ``trips``
+    where: str | None = None  # which silver rows count
+    derived: dict[str, str] = field(default_factory=dict)  # over the table's own columns
+
+
+TABLES = (
+    GoldTable(
+        "daily_vendor",
+        {"PickupDate": "PickupDate", "VendorId": "VendorId"},
+        {
+            "passengers": "PassengerCount",
+            "distance": "TripDistance",
+            "fares": "FareAmount",
+            "tips": "TipAmount",
+            "revenue": "TotalAmount",
+        },
+    ),
+    GoldTable("daily_zone", {"PickupDate": "PickupDate", "PickupLocationId": "PickupLocationId"}, {"revenue": "TotalAmount"}),
+    GoldTable("daily_payment", {"PickupDate": "PickupDate", "PaymentType": "PaymentType"}, {"revenue": "TotalAmount"}),
+    # Tips are recorded for card payments only (cash tips never reach the meter).
+    GoldTable(
+        "tips_by_hour",
+        {"PickupDate": "PickupDate", "PickupHour": "hour(PickupTime)"},
+        {"fares": "FareAmount", "tips": "TipAmount"},
+        where="PaymentType = 1",
+        derived={"tip_pct": "CAST(round(tips * 100 / nullif(fares, 0), 2) AS DECIMAL(7, 2))"},
+    ),
+)
+assert tuple(t.name for t in TABLES) == GOLD_TABLE_NAMES
+
+# The silver columns the expressions above read: all a change-feed batch needs to keep.
+INPUT_COLUMNS = ["PickupDate", "PickupTime", "VendorId", "PickupLocationId", "PaymentType", "PassengerCount"]
+INPUT_COLUMNS += ["TripDistance", "FareAmount", "TipAmount", "TotalAmount"]
+
+
+@dataclass
+class GoldResult:
+    silver_versions: tuple[int, int] | None = None  # silver versions folded in (first, last)
+    change_rows: int = 0  # change feed rows read
+    keys: dict[str, int] = field(default_factory=dict)  # keys inserted, updated or deleted per table
+
+
+def aggregate(rows: DataFrame, table: GoldTable, weight: Column) -> DataFrame:
+    """``trips`` and the measures per key, each row counted ``weight`` times (1 for a recompute)."""
+    if table.where:
+        rows = rows.where(table.where)
+    sums = [F.sum(weight).cast(LongType()).alias("trips")]
+    for name, expression in table.measures.items():
+        kind = rows.select(F.expr(expression)).schema[0].dataType
+        total = DecimalType(18, kind.scale) if isinstance(kind, DecimalType) else LongType()
+        sums.append(F.sum(weight * F.expr(expression)).cast(total).alias(name))
+    keys = [F.expr(expression).alias(name) for name, expression in table.keys.items()]
+    return with_derived(rows.groupBy(*keys).agg(*sums), table)
+
+
+def with_derived(df: DataFrame, table: GoldTable) -> DataFrame:
+    for name, expression in table.derived.items():
+        df = df.withColumn(name, F.expr(expression))
+    return df
+
+
+def schema(spark: SparkSession, table: GoldTable) -> StructType:
+    return aggregate(spark.createDataFrame([], silver.SCHEMA), table, F.lit(1)).schema
+
+
+def ensure_table(spark: SparkSession, path: Path, table: GoldTable, retention_hours: float) -> None:
+    # Unpartitioned: a gold table holds a few hundred rows per day.
+    if markers.snapshot(path) is None:
+        (
+            DeltaTable.createIfNotExists(spark)
+            .location(str(path))
+            .addColumns(schema(spark, table))
+            .property("delta.deletedFileRetentionDuration", silver.retention_property(retention_hours))
+            .execute()
+        )
+
+
+def weighted_changes(spark: SparkSession, path: Path, first: int, last: int) -> DataFrame:
+    """Silver's change feed over versions ``first..last``: gold's input columns and each row's weight."""
+    changes = (
+        spark.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", first)
+        .option("endingVersion", last)
+        .load(str(path))
+    )
+    adds = F.col("_change_type").isin("insert", "update_postimage")
+    return changes.select(*INPUT_COLUMNS, F.when(adds, 1).otherwise(-1).alias(WEIGHT))
+
+
+def refresh(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on_commit: Callable[[str], None]) -> GoldResult:
+    """Fold silver's changes since each gold table's recorded version into it."""
+    result = GoldResult()
+    latest = markers.version(warehouse.silver)
+    if latest is None:
+        return result
+    behind: dict[int, list[GoldTable]] = {}
+    for table in TABLES:
+        path = warehouse.gold(table.name)
+        ensure_table(spark, path, table, retention_hours)
+        done = markers.progress(markers.snapshot(path), markers.GOLD, default=-1)
+        if done < latest:
+            behind.setdefault(done, []).append(table)
+    # Tables normally share their progress; they differ only after a run died between them.
+    for done, tables in sorted(behind.items()):
+        changes = weighted_changes(spark, warehouse.silver, done + 1, latest).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            count = changes.count()
+            # Only versions without data changes (OPTIMIZE, markers): nothing to fold and, so
+            # that a rerun with no new data changes no table, nothing to record either.
+            if count == 0:
+                continue
+            result.change_rows += count
+            first = done + 1 if result.silver_versions is None else min(done + 1, result.silver_versions[0])
+            result.silver_versions = (first, latest)
+            for table in tables:
+                result.keys[table.name] = _fold(spark, warehouse.gold(table.name), table, changes, latest, on_commit)
+        finally:
+            changes.unpersist()
+    return result
+
+
+def _fold(
+    spark: SparkSession, path: Path, table: GoldTable, changes: DataFrame, latest: int, on_commit: Callable[[str], None]
+) -> int:
+    """MERGE the table as of its recorded progress plus ``changes``; then record ``latest``."""
+    deltas = aggregate(changes, table, F.col(WEIGHT)).drop(*table.derived)
+    base = spark.read.format("delta").option("versionAsOf", markers.version_at_progress(path, markers.GOLD)).load(str(path))
+    sums = ["trips", *table.measures]
+    base = base.select(*table.keys, *[F.col(c).alias(f"_base_{c}") for c in sums])
+    kinds = {f.name: f.dataType for f in deltas.schema.fields}
+    absolute = deltas.join(base, list(table.keys), "left").select(
+        *table.keys, *[(F.coalesce(F.col(f"_base_{c}"), F.lit(0)) + F.col(c)).cast(kinds[c]).alias(c) for c in sums]
+    )
+    absolute = with_derived(absolute, table)
+    on = " AND ".join(f"t.{key} = s.{key}" for key in table.keys)
+    outcome = (
+        DeltaTable.forPath(spark, str(path))
+        .alias("t")
+        .merge(absolute.alias("s"), on)
+        .whenMatchedDelete("s.trips = 0")
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll("s.trips > 0")
+        .execute()
+        .first()
+    )
+    on_commit(f"gold:{table.name}:merge")
+    markers.commit_marker(
+        spark, path, schema(spark, table), markers.GOLD, latest, f"{table.name} holds silver up to version {latest}"
+    )
+    on_commit(f"gold:{table.name}:marker")
+    return outcome["num_affected_rows"] if outcome else 0

@@ -1,0 +1,214 @@
+"""Silver: typed, validated, one row per ride with its latest correction, change feed on.
+
+From the bronze batches it has not refined yet, silver
+
+1. types every row and quarantines the invalid ones, with their reason, in
+   ``silver/quarantine`` (an append carrying the batch as its ``txn``: exactly once);
+2. drops exact duplicates and keeps, per ride, its latest line (by batch, then line):
+   "latest correction wins";
+3. drops rides silver already holds at the same or a later line, or with the same content
+   (resends, and replays after a crash), so the MERGE only carries real changes and the
+   change feed only real updates;
+4. MERGEs the rest on RideId (corrections update, new rides insert), then records the
+   batch in its own log with an empty ``txn`` commit (MERGE cannot carry one).
+
+A crash between the MERGE and that marker is harmless: the rerun finds every ride of the
+batch already in silver at the same line and drops it in step 3.
+
+The table is partitioned by pickup date (gold aggregates per day, and late corrections
+touch only yesterday's partition), has CHECK constraints, and the change feed on, which is
+what gold reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark.sql import DataFrame, Observation, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import DateType, LongType, StringType, StructField, StructType
+
+from ..tables import DeltaTable
+from . import markers
+from .bronze import METADATA_COLUMNS
+from .trips import TYPED_COLUMNS
+from .validation import REASON, REASONS, checked
+from .warehouse import Warehouse
+
+CONSTRAINTS = {
+    "total_not_negative": "TotalAmount >= 0",
+    "fare_not_negative": "FareAmount >= 0",
+    "passengers_not_negative": "PassengerCount >= 0",
+    "drop_after_pickup": "DropTime >= PickupTime",
+}
+
+PARTITION_COLUMN = "PickupDate"
+
+SCHEMA = StructType(
+    [StructField(name, kind, nullable=name != "RideId") for name, kind in TYPED_COLUMNS.items()]
+    + [
+        StructField(PARTITION_COLUMN, DateType()),
+        StructField("_batch_id", LongType()),
+        StructField("_line", LongType()),
+        StructField("_source_file", StringType()),
+        StructField("_row_hash", LongType()),  # content fingerprint: tells a resend from a correction
+    ]
+)
+
+
+@dataclass
+class SilverResult:
+    batches: tuple[int, int] | None = None  # bronze batches read
+    rows_in: int = 0  # bronze rows read
+    quarantined: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REASONS, 0))
+    duplicates: int = 0  # exact copies of another line of the same ride
+    superseded: int = 0  # older lines of a ride replaced by a later one read in the same run
+    unchanged: int = 0  # rides silver already held at that line or with that content
+    inserted: int = 0
+    updated: int = 0  # corrections of rides silver already held
+
+    @property
+    def corrections(self) -> int:
+        return self.superseded + self.updated
+
+
+def retention_property(hours: float) -> str:
+    return f"interval {hours:g} hours"
+
+
+def ensure_table(spark: SparkSession, path: Path, retention_hours: float) -> None:
+    """Create silver (partitioned, change feed and CHECK constraints on) in one commit.
+
+    A constraint added to ``CONSTRAINTS`` later reaches existing tables by ALTER TABLE,
+    which also checks the rows already there.
+    """
+    if markers.snapshot(path) is None:
+        builder = (
+            DeltaTable.createIfNotExists(spark)
+            .location(str(path))
+            .addColumns(SCHEMA)
+            .partitionedBy(PARTITION_COLUMN)
+            .property("delta.enableChangeDataFeed", "true")
+            .property("delta.deletedFileRetentionDuration", retention_property(retention_hours))
+        )
+        for name, check in CONSTRAINTS.items():
+            builder = builder.property(f"delta.constraints.{name}", check)
+        builder.execute()
+    found = markers.snapshot(path)
+    configuration = found.configuration if found else {}
+    for name, check in CONSTRAINTS.items():
+        if f"delta.constraints.{name}" not in configuration:
+            spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT {name} CHECK ({check})")
+
+
+def refine(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on_commit: Callable[[str], None]) -> SilverResult:
+    """Bring silver and quarantine up to bronze's last batch."""
+    result = SilverResult()
+    bronze = markers.snapshot(warehouse.bronze)
+    if bronze is None:
+        return result
+    ensure_table(spark, warehouse.silver, retention_hours)
+    last = markers.progress(bronze, markers.BRONZE)
+    merged = markers.progress(markers.snapshot(warehouse.silver), markers.SILVER)
+    quarantined = markers.progress(markers.snapshot(warehouse.quarantine), markers.SILVER)
+    start = min(merged, quarantined)
+    if last <= start:
+        return result
+    result.batches = (start + 1, last)
+    batch = F.col("_batch_id")
+    lines = spark.read.format("delta").option("versionAsOf", bronze.version).load(str(warehouse.bronze))
+    lines = lines.where((batch > start) & (batch <= last))
+    result.rows_in = lines.count()
+    rows = checked(lines)
+    if quarantined < last:
+        bad = rows.where(F.col(REASON).isNotNull() & (batch > quarantined))
+        result.quarantined = _quarantine(bad, warehouse, quarantined, last, retention_hours)
+        on_commit("silver:quarantine")
+    if merged < last:
+        # Quarantine holds every bad line of these batches by now; the rest are valid.
+        valid = lines.where(batch > merged).count() - _lines(spark, warehouse.quarantine, merged, last).count()
+        # Workaround: sparkdelta's MERGE of an empty source into a partitioned table fails
+        # (its row-count Observation comes back empty); there is nothing to merge anyway.
+        if valid:
+            _merge(spark, rows.where(F.col(REASON).isNull() & (batch > merged)), warehouse, result)
+            on_commit("silver:merge")
+        markers.commit_marker(spark, warehouse.silver, SCHEMA, markers.SILVER, last, f"silver holds bronze batches up to {last}")
+        on_commit("silver:marker")
+    return result
+
+
+def _lines(spark: SparkSession, path: Path, after: int, last: int) -> DataFrame:
+    """A table's rows from bronze batches ``after+1..last``."""
+    return spark.read.format("delta").load(str(path)).where(F.col("_batch_id").between(after + 1, last))
+
+
+def _quarantine(bad: DataFrame, warehouse: Warehouse, after: int, last: int, retention_hours: float) -> dict[str, int]:
+    """Append the invalid rows of batches ``after+1..last`` as they came, with their reason; count them per reason."""
+    typed = {f"t_{name}" for name in TYPED_COLUMNS}
+    feed = [c for c in bad.columns if c not in typed and c not in (REASON, *METADATA_COLUMNS)]
+    (
+        bad.select(*feed, F.col(REASON).alias("reason"), *METADATA_COLUMNS)
+        .write.format("delta")
+        .mode("append")
+        .option("mergeSchema", "true")
+        .option("txnAppId", markers.SILVER)
+        .option("txnVersion", last)
+        .option("delta.deletedFileRetentionDuration", retention_property(retention_hours))
+        .save(str(warehouse.quarantine))
+    )
+    counts = dict.fromkeys(REASONS, 0)
+    for row in _lines(bad.sparkSession, warehouse.quarantine, after, last).groupBy("reason").count().collect():
+        counts[row["reason"]] = row["count"]
+    return counts
+
+
+def typed_rows(valid: DataFrame) -> DataFrame:
+    """Valid bronze rows in silver's schema."""
+    values = [F.col(f"t_{name}").alias(name) for name in TYPED_COLUMNS]
+    out = valid.select(
+        *values,
+        F.to_date(F.col("t_PickupTime")).alias(PARTITION_COLUMN),
+        "_batch_id",
+        "_line",
+        "_source_file",
+        F.xxhash64(*[F.col(f"t_{name}") for name in TYPED_COLUMNS]).alias("_row_hash"),
+    )
+    return out.select(*[F.col(f.name).cast(f.dataType) for f in SCHEMA.fields])
+
+
+def _merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: SilverResult) -> None:
+    rows = typed_rows(valid)
+    newest_first = Window.partitionBy("RideId").orderBy(F.desc("_batch_id"), F.desc("_line"))
+    copies = Window.partitionBy("RideId", "_row_hash").orderBy("_batch_id", "_line")
+    ranked = rows.withColumn("_rank", F.row_number().over(newest_first)).withColumn("_copy", F.row_number().over(copies))
+    latest = F.col("_rank") == 1
+    # Counted as the MERGE reads its source (once). Per ride: lines = distinct contents +
+    # exact copies, and every content but the newest is superseded.
+    counts = Observation("silver_lines")
+    ranked = ranked.observe(
+        counts,
+        F.count(F.when(F.col("_copy") > 1, 1)).alias("duplicates"),
+        (F.count(F.when(F.col("_copy") == 1, 1)) - F.count(F.when(latest, 1))).alias("superseded"),
+        F.count(F.when(latest, 1)).alias("rides"),
+    )
+    newer = (F.col("s._batch_id") > F.col("t._batch_id")) | (
+        (F.col("s._batch_id") == F.col("t._batch_id")) & (F.col("s._line") > F.col("t._line"))
+    )
+    # A ride silver holds is updated only by a newer line with other content: resends, and
+    # batches replayed after a crash between the MERGE and its marker, change nothing.
+    outcome = (
+        DeltaTable.forPath(spark, str(warehouse.silver))
+        .alias("t")
+        .merge(ranked.where(latest).drop("_rank", "_copy").alias("s"), "t.RideId = s.RideId")
+        .whenMatchedUpdateAll(newer & (F.col("s._row_hash") != F.col("t._row_hash")))
+        .whenNotMatchedInsertAll()
+        .execute()
+        .first()
+    )
+    assert outcome is not None
+    seen = counts.get
+    result.duplicates, result.superseded = seen["duplicates"], seen["superseded"]
+    result.inserted, result.updated = outcome["num_inserted_rows"], outcome["num_updated_rows"]
+    result.unchanged = seen["rides"] - result.inserted - result.updated

@@ -1,0 +1,106 @@
+"""What a run did, layer by layer: rows in and out, quarantine reasons, versions, time.
+
+One dataclass, printed as rich tables for people and as JSON for scripts (``--json``).
+The counts reconcile: silver's rows in = quarantined + duplicates + superseded +
+unchanged + inserted + updated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from .bronze import BronzeResult
+from .gold import GoldResult
+from .maintenance import TableMaintenance
+from .silver import SilverResult
+
+
+@dataclass
+class RunSummary:
+    warehouse: str
+    generated: list[str] = field(default_factory=list)  # landing files this run generated
+    bronze: BronzeResult = field(default_factory=BronzeResult)
+    silver: SilverResult = field(default_factory=SilverResult)
+    gold: GoldResult = field(default_factory=GoldResult)
+    maintenance: list[TableMaintenance] = field(default_factory=list)
+    versions: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)  # before, after
+    seconds: dict[str, float] = field(default_factory=dict)  # per stage
+
+    @property
+    def changed(self) -> bool:
+        return any(before != after for before, after in self.versions.values())
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["silver"]["corrections"] = self.silver.corrections
+        data["changed"] = self.changed
+        return data
+
+    def render(self, console: Console) -> None:
+        console.print(self._layers())
+        if any(self.silver.quarantined.values()):
+            console.print(self._quarantine())
+        console.print(self._tables())
+        total = sum(self.seconds.values())
+        verdict = "tables changed" if self.changed else "nothing new: no table changed"
+        console.print(f"[bold]{verdict}[/bold]; {total:.1f} s in all, warehouse {self.warehouse}")
+
+    def _layers(self) -> RichTable:
+        table = RichTable(title="Pipeline run")
+        for name, justify in [("stage", "left"), ("in", "right"), ("out", "right"), ("detail", "left"), ("seconds", "right")]:
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        s, b, g = self.silver, self.bronze, self.gold
+        if "generate" in self.seconds:
+            table.add_row("generate", "", f"{len(self.generated)} files", "raw trips into landing/", self._time("generate"))
+        table.add_row("bronze", f"{len(b.files)} files", f"{b.rows:,} rows", _batches(b.batches), self._time("bronze"))
+        detail = (
+            f"{s.inserted:,} inserted, {s.updated:,} updated, {sum(s.quarantined.values()):,} quarantined, "
+            f"{s.duplicates:,} duplicates, {s.superseded:,} superseded, {s.unchanged:,} unchanged"
+        )
+        table.add_row("silver", f"{s.rows_in:,} rows", f"{s.inserted + s.updated:,} rows", detail, self._time("silver"))
+        keys = ", ".join(f"{name} {n:,}" for name, n in g.keys.items()) or "up to date"
+        versions = f"silver v{g.silver_versions[0]}..{g.silver_versions[1]}: " if g.silver_versions else ""
+        table.add_row("gold", f"{g.change_rows:,} changes", f"{sum(g.keys.values()):,} keys", versions + keys, self._time("gold"))
+        done = [m for m in self.maintenance if m.optimize or m.vacuumed]
+        detail = "; ".join(_maintenance(m) for m in done) or "nothing to do"
+        table.add_row("maintenance", "", "", detail, self._time("maintenance"))
+        return table
+
+    def _quarantine(self) -> RichTable:
+        table = RichTable(title="Quarantined rows by reason")
+        table.add_column("reason")
+        table.add_column("rows", justify="right")
+        for reason, count in self.silver.quarantined.items():
+            table.add_row(reason, f"{count:,}")
+        return table
+
+    def _tables(self) -> RichTable:
+        table = RichTable(title="Tables")
+        table.add_column("table")
+        table.add_column("version", justify="right")
+        for name, (before, after) in self.versions.items():
+            shown = "-" if after is None else str(after)
+            if before != after:
+                shown = f"{'-' if before is None else before} -> {shown}"
+            table.add_row(name, shown)
+        return table
+
+    def _time(self, stage: str) -> str:
+        return f"{self.seconds[stage]:.1f}" if stage in self.seconds else ""
+
+
+def _batches(batches: tuple[int, int] | None) -> str:
+    return f"batches {batches[0]}..{batches[1]}" if batches else "no new files"
+
+
+def _maintenance(m: TableMaintenance) -> str:
+    parts = []
+    if m.optimize:
+        parts.append(f"OPTIMIZE {m.optimize}: {m.files_removed} -> {m.files_added} files")
+    if m.vacuumed:
+        parts.append(f"VACUUM deleted {m.vacuumed} files")
+    return f"{m.table}: {', '.join(parts)}"
