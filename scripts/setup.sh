@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up a fresh clone (venv, Python deps, Java 17 if missing), then run the main job.
+# Set up a fresh clone (venv, Python deps, Java 17 and Chromium if missing), then run the
+# main job: the lakehouse pipeline on an embedded warehouse (./warehouse) and its report.
 # Set SPARKDELTA_SETUP_ONLY=1 to skip the main job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,14 @@ if ! command -v java >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q openjdk-17-jre-headless
+fi
+
+# Headless Chromium renders the lakehouse report in the tests.
+if [ ! -x /usr/bin/chromium ]; then
+  echo "== installing Chromium (apt)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium
 fi
 
 PYTHON="${PYTHON:-python3}"
@@ -21,6 +30,7 @@ echo "== installing sparkdelta with test extras"
 .venv/bin/python -m pip install -q -e ".[test]"
 
 if [ "${SPARKDELTA_SETUP_ONLY:-0}" != "1" ]; then
-  echo "== main job"
-  .venv/bin/python -m sparkdelta.demo
+  echo "== main job: the lakehouse pipeline (warehouse/)"
+  .venv/bin/lakehouse run --warehouse warehouse
+  .venv/bin/lakehouse report --warehouse warehouse
 fi
