@@ -6,14 +6,14 @@ From the bronze batches it has not refined yet, silver
    ``silver/quarantine`` (an append carrying the batch as its ``txn``: exactly once);
 2. drops exact duplicates and keeps, per ride, its latest line (by batch, then line):
    "latest correction wins";
-3. drops rides silver already holds at the same or a later line, or with the same content
-   (resends, and replays after a crash), so the MERGE only carries real changes and the
-   change feed only real updates;
-4. MERGEs the rest on RideId (corrections update, new rides insert), then records the
-   batch in its own log with an empty ``txn`` commit (MERGE cannot carry one).
+3. MERGEs those on RideId: new rides insert, and a ride silver holds is updated only by a
+   newer line with other content, so resends change nothing;
+4. records the batch in its own log with an empty ``txn`` commit (MERGE cannot carry one).
 
-A crash between the MERGE and that marker is harmless: the rerun finds every ride of the
-batch already in silver at the same line and drops it in step 3.
+A crash between the MERGE and that marker is harmless: the rerun's MERGE finds every ride
+of the batch in silver at the same line and updates none. (sparkdelta still rewrites the
+files those rides are in, and its change feed reports their rows as deleted and inserted
+again; gold's sums net that to zero.)
 
 The table is partitioned by pickup date (gold aggregates per day, and late corrections
 touch only yesterday's partition), has CHECK constraints, and the change feed on, which is

@@ -55,18 +55,21 @@ class RunSummary:
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
         s, b, g = self.silver, self.bronze, self.gold
         if "generate" in self.seconds:
-            table.add_row("generate", "", f"{len(self.generated)} files", "raw trips into landing/", self._time("generate"))
-        table.add_row("bronze", f"{len(b.files)} files", f"{b.rows:,} rows", _batches(b.batches), self._time("bronze"))
-        detail = (
-            f"{s.inserted:,} inserted, {s.updated:,} updated, {sum(s.quarantined.values()):,} quarantined, "
-            f"{s.duplicates:,} duplicates, {s.superseded:,} superseded, {s.unchanged:,} unchanged"
+            table.add_row("generate", "", _files(len(self.generated)), "raw trips into landing/", self._time("generate"))
+        table.add_row("bronze", _files(len(b.files)), f"{b.rows:,} rows", _batches(b.batches), self._time("bronze"))
+        detail = "\n".join(
+            [
+                f"{s.inserted:,} inserted, {s.updated:,} corrections applied",
+                f"{sum(s.quarantined.values()):,} quarantined, {s.duplicates:,} duplicates",
+                f"{s.superseded:,} superseded, {s.unchanged:,} unchanged",
+            ]
         )
         table.add_row("silver", f"{s.rows_in:,} rows", f"{s.inserted + s.updated:,} rows", detail, self._time("silver"))
-        keys = ", ".join(f"{name} {n:,}" for name, n in g.keys.items()) or "up to date"
-        versions = f"silver v{g.silver_versions[0]}..{g.silver_versions[1]}: " if g.silver_versions else ""
+        keys = "\n".join(f"{name}: {n:,}" for name, n in g.keys.items()) or "up to date"
+        versions = f"silver v{g.silver_versions[0]}..{g.silver_versions[1]}\n" if g.silver_versions else ""
         table.add_row("gold", f"{g.change_rows:,} changes", f"{sum(g.keys.values()):,} keys", versions + keys, self._time("gold"))
         done = [m for m in self.maintenance if m.optimize or m.vacuumed]
-        detail = "; ".join(_maintenance(m) for m in done) or "nothing to do"
+        detail = "\n".join(_maintenance(m) for m in done) or "nothing to do"
         table.add_row("maintenance", "", "", detail, self._time("maintenance"))
         return table
 
@@ -91,6 +94,10 @@ class RunSummary:
 
     def _time(self, stage: str) -> str:
         return f"{self.seconds[stage]:.1f}" if stage in self.seconds else ""
+
+
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
 
 
 def _batches(batches: tuple[int, int] | None) -> str:
