@@ -34,7 +34,7 @@ from sparkdelta.lakehouse.summary import RunSummary
 
 # Dirtier than the default feed, so a few thousand rows carry every kind of dirt many times.
 FEED = FeedSpec(rows_per_day=2500, seed=7, congestion_from=2, duplicate_rate=0.02, correction_rate=0.03, bad_rate=0.02)
-DAYS = 3
+DAYS = 2
 MIN_FILES = 3  # low, so maintenance has something to OPTIMIZE on small data
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -47,8 +47,8 @@ class Baseline:
     later: RunSummary  # day 3 dropped, then run
 
 
-def config(root: Path) -> PipelineConfig:
-    return PipelineConfig(root, FEED, days=DAYS, min_files=MIN_FILES)
+def config(root: Path, retention_hours: float = 168.0) -> PipelineConfig:
+    return PipelineConfig(root, FEED, days=DAYS, min_files=MIN_FILES, retention_hours=retention_hours)
 
 
 @pytest.fixture(scope="module")
@@ -275,14 +275,14 @@ from sparkdelta.lakehouse import FeedSpec, PipelineConfig, run
 builder = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
            .config("spark.sql.catalogImplementation", "in-memory").config("spark.sql.shuffle.partitions", "4"))
 spark = sparkdelta.configure(builder).getOrCreate()
-feed = FeedSpec(**{k: v for k, v in eval(sys.argv[2]).items()})
+feed = FeedSpec(**eval(sys.argv[2]))
 
 def die(point):
     if point == sys.argv[3]:
         print("killing at", point, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
 
-run(spark, PipelineConfig(Path(sys.argv[1]), feed, days=3, min_files=2), on_commit=die)
+run(spark, PipelineConfig(Path(sys.argv[1]), feed, min_files=int(sys.argv[4]), retention_hours=0), on_commit=die)
 """
 
 
@@ -293,17 +293,17 @@ def test_runs_killed_between_commits_resume_to_the_same_tables(spark: SparkSessi
     for day in range(DAYS):
         shutil.copy(baseline.warehouse.landing / FEED.file_name(day), crashed.landing)
 
-    # Mid-bronze (batch 2 of 3 committed), then between silver's MERGE and its marker.
-    for point in ("bronze:2", "silver:merge"):
+    # Mid-bronze (batch 1 of 2 committed), then between silver's MERGE and its marker.
+    for point in ("bronze:1", "silver:merge"):
         with pytest.raises(Crash):
-            run(spark, config(root), on_commit=crash_at(point))
+            run(spark, config(root, retention_hours=0), on_commit=crash_at(point))
     assert Table(str(crashed.bronze)).snapshot().app_transactions["lakehouse.bronze"].version == DAYS
     # A real kill (SIGKILL, no cleanup) between a gold MERGE and its marker, with one gold table done.
     feed = {
         k: getattr(FEED, k) for k in ("rows_per_day", "seed", "congestion_from", "duplicate_rate", "correction_rate", "bad_rate")
     }
     killed = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_KILLED_RUN), str(root), repr(feed), "gold:daily_zone:merge"],
+        [sys.executable, "-c", textwrap.dedent(_KILLED_RUN), str(root), repr(feed), "gold:daily_zone:merge", str(MIN_FILES)],
         env={**os.environ, "PYSPARK_PYTHON": sys.executable},
         capture_output=True,
         text=True,
@@ -313,8 +313,10 @@ def test_runs_killed_between_commits_resume_to_the_same_tables(spark: SparkSessi
     operations = {name: [r.commit_info["operation"] for r in Table(str(crashed.gold(name))).history()] for name in GOLD_KEYS}
     assert operations["daily_vendor"][:2] == ["WRITE", "MERGE"] and operations["daily_zone"][0] == "MERGE"
     assert "MERGE" not in operations["daily_payment"]
-    final = run(spark, config(root))
+    final = run(spark, config(root, retention_hours=0))
     assert final.bronze.files == [] and final.silver.batches is None
+    # With no retention, VACUUM deletes at once the files the replayed MERGEs replaced.
+    assert {m.table for m in final.maintenance if m.vacuumed} >= {"silver.trips", "gold.daily_zone"}
 
     # Exactly the tables an uninterrupted run built (ingestion times aside).
     reference = versions_after(baseline.first)
@@ -322,31 +324,33 @@ def test_runs_killed_between_commits_resume_to_the_same_tables(spark: SparkSessi
         ours = read(spark, path).toArrow()
         uninterrupted = read(spark, baseline.warehouse.tables()[name], reference[name]).toArrow()
         assert as_multiset(ours, drop=("_ingested_at",)) == as_multiset(uninterrupted, drop=("_ingested_at",)), name
-    assert run(spark, config(root)).changed is False
+    assert run(spark, config(root, retention_hours=0)).changed is False
 
 
 # --------------------------------------------------------------------------- CLI and report
 
 
-def test_cli_run_json_then_report_renders_in_chromium(spark: SparkSession, tmp_path: Path) -> None:
-    root = tmp_path / "warehouse"
-    args = ["--warehouse", str(root), "--master", "local[2]", "--days", "2", "--rows-per-day", "600"]
-    args += ["--optimize-min-files", "2", "--retention-hours", "0", "--json"]
-    done = CliRunner().invoke(lakehouse_cli, ["run", *args])
+def test_cli_generate_run_json_and_report_rendered_by_chromium(baseline: Baseline, tmp_path: Path) -> None:
+    drop = CliRunner().invoke(
+        lakehouse_cli,
+        ["generate", "--warehouse", str(tmp_path), "--first-day", "5", "--rows-per-day", "50", "--master", "local[2]"],
+    )
+    assert drop.exit_code == 0, drop.output
+    assert [p.name for p in Warehouse(tmp_path).landing_files()] == ["trips_2024-01-06.csv"]
+
+    root = baseline.warehouse.root
+    done = CliRunner().invoke(lakehouse_cli, ["run", "--warehouse", str(root), "--master", "local[2]", "--json"])
     assert done.exit_code == 0, done.output
     summary = json.loads(done.stdout)
-    assert summary["bronze"]["rows"] == sum(1 for p in Warehouse(root).landing_files() for _ in p.open()) - 2  # minus headers
-    assert summary["changed"] and set(summary["seconds"]) == {"generate", "bronze", "silver", "gold", "maintenance"}
-    optimized = [m for m in summary["maintenance"] if m["optimize"]]
-    # With no retention, VACUUM deletes what OPTIMIZE replaced in the same run.
-    assert optimized and all(m["vacuumed"] == m["files_removed"] for m in optimized)
+    assert summary["changed"] is False and set(summary["seconds"]) == {"bronze", "silver", "gold", "maintenance"}
+    assert {name: after for name, (_, after) in summary["versions"].items()} == versions_after(baseline.later)
 
-    report = CliRunner().invoke(lakehouse_cli, ["report", "--warehouse", str(root), "--master", "local[2]"])
+    report = CliRunner().invoke(lakehouse_cli, ["report", "--warehouse", str(root), "--output", str(tmp_path / "report.html")])
     assert report.exit_code == 0, report.output
-    page = root / "report.html"
+    page = tmp_path / "report.html"
     text = page.read_text()
     assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text  # no network
-    assert text.count("<tr><td><code>") == len(Warehouse(root).tables())  # health panel: every table
+    assert text.count("<tr><td><code>") == len(baseline.warehouse.tables())  # health panel: every table
 
     if not CHROMIUM.exists():
         pytest.skip("chromium is not installed (scripts/setup.sh installs it)")

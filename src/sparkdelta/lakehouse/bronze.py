@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from ..kernel import Table
 from ..spark.progress import progress as track
 from . import markers
-from .warehouse import Warehouse
+from .warehouse import Warehouse, retention_property
 
 METADATA_COLUMNS = ("_source_file", "_ingested_at", "_batch_id", "_line")
 
@@ -77,7 +77,7 @@ def ingest(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on
             .option("mergeSchema", "true")
             .option("txnAppId", markers.BRONZE)
             .option("txnVersion", batch)
-            .option("delta.deletedFileRetentionDuration", f"interval {retention_hours:g} hours")
+            .option("delta.deletedFileRetentionDuration", retention_property(retention_hours))
             .save(str(warehouse.bronze))
         )
         info = Table(str(warehouse.bronze)).snapshot().commit_info or {}

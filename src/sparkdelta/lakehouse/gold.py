@@ -28,7 +28,7 @@ from pyspark.sql.types import DecimalType, LongType, StructType
 
 from ..tables import DeltaTable
 from . import markers, silver
-from .warehouse import GOLD_TABLE_NAMES, Warehouse
+from .warehouse import GOLD_TABLE_NAMES, Warehouse, retention_property
 
 WEIGHT = "_weight"
 
@@ -111,7 +111,7 @@ def ensure_table(spark: SparkSession, path: Path, table: GoldTable, retention_ho
             DeltaTable.createIfNotExists(spark)
             .location(str(path))
             .addColumns(schema(spark, table))
-            .property("delta.deletedFileRetentionDuration", silver.retention_property(retention_hours))
+            .property("delta.deletedFileRetentionDuration", retention_property(retention_hours))
             .execute()
         )
 

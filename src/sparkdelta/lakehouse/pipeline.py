@@ -16,7 +16,6 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from rich.console import Console
 
-from ..spark.progress import progress as track
 from . import bronze, generator, gold, maintenance, markers, silver
 from .generator import FeedSpec
 from .summary import RunSummary
@@ -60,8 +59,8 @@ def run(
 
     if not warehouse.landing_files():
         with stage("generate", f"generating {config.days} days of {config.feed.rows_per_day:,} trips"):
-            days = track(range(config.days), config.days, "generate")
-            summary.generated = [p.name for p in generator.generate(spark, config.feed, warehouse.landing, days)]
+            written = generator.generate(spark, config.feed, warehouse.landing, range(config.days))
+            summary.generated = [p.name for p in written]
     with stage("bronze", "bronze: ingesting new landing files"):
         summary.bronze = bronze.ingest(spark, warehouse, config.retention_hours, on_commit)
     with stage("silver", "silver: validating, deduplicating, merging corrections"):

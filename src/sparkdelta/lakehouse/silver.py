@@ -35,7 +35,7 @@ from . import markers
 from .bronze import METADATA_COLUMNS
 from .trips import TYPED_COLUMNS
 from .validation import REASON, REASONS, checked
-from .warehouse import Warehouse
+from .warehouse import Warehouse, retention_property
 
 CONSTRAINTS = {
     "total_not_negative": "TotalAmount >= 0",
@@ -72,10 +72,6 @@ class SilverResult:
     @property
     def corrections(self) -> int:
         return self.superseded + self.updated
-
-
-def retention_property(hours: float) -> str:
-    return f"interval {hours:g} hours"
 
 
 def ensure_table(spark: SparkSession, path: Path, retention_hours: float) -> None:

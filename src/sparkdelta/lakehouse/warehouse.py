@@ -12,6 +12,11 @@ from pathlib import Path
 GOLD_TABLE_NAMES = ("daily_vendor", "daily_zone", "daily_payment", "tips_by_hour")
 
 
+def retention_property(hours: float) -> str:
+    """``delta.deletedFileRetentionDuration`` for the tables the pipeline creates: what VACUUM keeps."""
+    return f"interval {hours:g} hours"
+
+
 @dataclass(frozen=True)
 class Warehouse:
     root: Path
