@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -124,7 +125,8 @@ def run_command(
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2))
     else:
-        summary.render(Console())
+        # Logs and CI captures are not terminals; rich would wrap them at 80 columns.
+        summary.render(Console() if sys.stdout.isatty() else Console(width=120))
 
 
 @main.command("generate")
