@@ -28,6 +28,7 @@ from pyspark.sql.types import DecimalType, LongType, StructType
 
 from ..tables import DeltaTable
 from . import markers, silver
+from .trips import CREDIT_CARD
 from .warehouse import GOLD_TABLE_NAMES, Warehouse, retention_property
 
 WEIGHT = "_weight"
@@ -63,7 +64,7 @@ TABLES = (
         "tips_by_hour",
         {"PickupDate": "PickupDate", "PickupHour": "hour(PickupTime)"},
         {"fares": "FareAmount", "tips": "TipAmount"},
-        where="PaymentType = 1",
+        where=f"PaymentType = {CREDIT_CARD}",
         derived={"tip_pct": "CAST(round(tips * 100 / nullif(fares, 0), 2) AS DECIMAL(7, 2))"},
     ),
 )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pyspark.sql.types import (
     DataType,
-    DateType,
     DecimalType,
     IntegerType,
     LongType,
@@ -67,5 +66,3 @@ TIMESTAMP_FORMAT = "yyyy-MM-dd HH:mm:ss"
 # Payment type codes of the TLC data dictionary.
 PAYMENT_TYPES = {1: "Credit card", 2: "Cash", 3: "No charge", 4: "Dispute"}
 CREDIT_CARD = 1
-
-PICKUP_DATE = ("PickupDate", DateType())
