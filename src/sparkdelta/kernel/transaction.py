@@ -5,6 +5,13 @@ got there first, the winning commits are checked for logical conflicts
 (``conflicts.check_winning_commit``); without one the commit is retried at the next
 free version. After a successful commit, a checkpoint is written every
 ``delta.checkpointInterval`` versions and expired log files are cleaned up.
+
+A transaction knows whether its commit landed (``CommitState``): a writer deletes the
+data files it wrote for a failed commit only once the log proves the commit is not
+there, since after a commit file appears those files are the table's. A write whose
+outcome is ambiguous (the store raised, or the user interrupted, while the commit file
+was being written) is resolved by reading that version back and comparing it with what
+was written.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
 
 import pyarrow as pa
@@ -60,6 +68,15 @@ ENGINE_INFO = f"sparkdelta/{__version__}"
 MAX_COMMIT_ATTEMPTS = 10_000
 
 
+class CommitState(Enum):
+    """Whether a transaction's actions are in the log, as far as the log proves it."""
+
+    NOT_ATTEMPTED = "not attempted"  # no commit file write was started
+    NOT_COMMITTED = "not committed"  # every write was read back and is not ours
+    COMMITTED = "committed"
+    UNKNOWN = "unknown"  # a write failed and the log could not be read back
+
+
 @dataclass(frozen=True)
 class CommitResult:
     version: int
@@ -85,6 +102,14 @@ class Transaction:
         self.reads = ReadSet()
         self.txn_id = str(uuid.uuid4())
         self.dropping_feature: str | None = None
+        self.state = CommitState.NOT_ATTEMPTED
+        self.committed_version: int | None = None
+
+    @property
+    def may_discard_files(self) -> bool:
+        """Whether files written for this transaction may be deleted: the log proves no
+        version of it landed. Once a commit may exist, its files belong to the table."""
+        return self.state in (CommitState.NOT_ATTEMPTED, CommitState.NOT_COMMITTED)
 
     @property
     def read_version(self) -> int:
@@ -198,9 +223,7 @@ class Transaction:
                 attempt_actions = [enabled if a is metadata else a for a in actions]
             body = "".join(action_line(a) + "\n" for a in attempt_actions)
             data = (_commit_info_line(info) + "\n" + body).encode()
-            try:
-                self.storage.put_if_absent(f"{self.table_root}/_delta_log/{commit_name(attempt_version)}", data)
-            except FileExistsError:
+            if not self._write_commit(attempt_version, data):
                 attempt_version = self._resolve_conflicts(attempt_version, writes, effective_metadata)
                 continue
             checkpointed = self._post_commit(attempt_version, effective_metadata)
@@ -208,6 +231,59 @@ class Transaction:
         raise ConcurrentWriteException(
             f"{self.table_root}: gave up after {MAX_COMMIT_ATTEMPTS} attempts to commit against concurrent writers"
         )
+
+    def _write_commit(self, version: int, data: bytes) -> bool:
+        """Put ``data`` as ``version``; whether it is now ours (False: another writer has it).
+
+        Any other failure of the write (an error from the store, an interrupt) leaves the
+        outcome open: the version is read back, and is ours if it holds exactly ``data``.
+        A store client that retried a write which had landed also sees "exists", so that
+        answer is checked the same way. The error is raised unless the commit landed;
+        an interrupt is raised in any case, with a note saying whether it landed.
+        """
+        path = f"{self.table_root}/_delta_log/{commit_name(version)}"
+        self.state = CommitState.UNKNOWN
+        try:
+            self.storage.put_if_absent(path, data)
+        except FileExistsError:
+            landed = self._landed(path, data)
+            if landed is None:
+                raise
+            if not landed:
+                self.state = CommitState.NOT_COMMITTED
+                return False
+        except BaseException as error:
+            landed = self._landed(path, data)
+            if landed is False:
+                self.state = CommitState.NOT_COMMITTED
+                raise
+            if landed is None:
+                error.add_note(
+                    f"{self.table_root}: whether version {version} was committed is unknown (the log could not "
+                    "be read back); the files written for it are kept, VACUUM removes them if it was not"
+                )
+                raise
+            self._mark_committed(version)
+            if not isinstance(error, Exception):
+                error.add_note(f"{self.table_root}: version {version} was committed before the interruption")
+                raise
+            log.warning("%s: writing version %d raised %r, but the version is in the log: committed", self.table_root, version, error)
+            return True
+        self._mark_committed(version)
+        return True
+
+    def _mark_committed(self, version: int) -> None:
+        self.state = CommitState.COMMITTED
+        self.committed_version = version
+
+    def _landed(self, path: str, data: bytes) -> bool | None:
+        """Whether ``path`` holds our commit: True, False (absent, or another's), None (unreadable)."""
+        try:
+            return self.storage.read(path) == data
+        except FileNotFoundError:
+            return False
+        except Exception:
+            return None
 
     def _previous_metadata(self, metadata: Metadata) -> Metadata | None:
         """The metadata ``metadata`` evolves from: none for a new table, nor for a replaced
@@ -306,7 +382,8 @@ class Transaction:
         return int(info.get("inCommitTimestamp", info.get("timestamp", 0)))
 
     def _post_commit(self, version: int, metadata: Metadata) -> bool:
-        """Checkpoint and clean up when due. Failures here never undo the commit."""
+        """Checkpoint and clean up when due. Failures here never undo the commit: an
+        error is logged, an interrupt is raised with a note that the version stands."""
         if version == 0 or version % checkpoint_interval(metadata.configuration) != 0:
             return False
         try:
@@ -317,6 +394,9 @@ class Transaction:
         except Exception as exc:  # a checkpoint is an optimization; the commit stands
             log.warning("%s: checkpoint at version %d failed: %s", self.table_root, version, exc)
             return False
+        except BaseException as interrupt:
+            interrupt.add_note(f"{self.table_root}: version {version} was committed; the interruption stopped its checkpoint")
+            raise
 
 
 # System domains whose rules this library implements (``clustering.py``).

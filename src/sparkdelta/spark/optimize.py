@@ -42,7 +42,7 @@ from ..kernel.protocol import require_writable
 from .dml.common import kernel_predicate
 from .overwrite import files_in_partitions
 from .read import read_files, spark_schema
-from .write import remove_unreferenced, write_table_files
+from .write import discard_uncommitted, remove_unreferenced, write_table_files
 from .write_schema import DeltaAnalysisException
 
 MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"
@@ -292,7 +292,7 @@ def optimize(
                 [*remove_actions(chosen, data_change=False), *adds], "REORG" if purge else "OPTIMIZE", parameters, commit_metrics
             )
         except BaseException:
-            remove_unreferenced(table.root, adds)
+            discard_uncommitted(transaction, table.root, adds)
             raise
     return spark.createDataFrame([(f"file:{table.root}", metrics)], _RESULT_SCHEMA)
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -39,12 +41,14 @@ from ..kernel import (
     Snapshot,
     Table,
     TableNotFoundError,
+    Transaction,
     metadata_change,
 )
 from ..kernel.column_mapping import mapping_mode
 from ..kernel.file_actions import remove_actions
 from ..kernel.protocol import require_writable
 from ..kernel.stats_schema import stats_leaves
+from ..kernel.transaction import CommitState
 from ..kernel.table_properties import normalize_properties
 from .auto_optimize import OPTIMIZE_WRITE, auto_compact, enabled
 from .column_mapping import physical_name, to_physical
@@ -62,12 +66,17 @@ __all__ = [
     "CHANGE_TYPE_COLUMN",
     "DeltaAnalysisException",
     "WriteResult",
+    "after_commit",
+    "discard_uncommitted",
+    "keep_uncommitted",
     "remove_unreferenced",
     "table_properties",
     "write_change_files",
     "write_dataframe",
     "write_table_files",
 ]
+
+log = logging.getLogger(__name__)
 
 STAGING_DIR = "_delta_staging"
 CHANGE_DATA_DIR = "_change_data"
@@ -293,6 +302,8 @@ def write_dataframe(
     except TableNotFoundError:
         snapshot = None
     where = table.root
+    if snapshot is None:
+        _refuse_data_outside_a_table(table)
     if snapshot is not None and mode_name == "ErrorIfExists":
         raise DeltaAnalysisException(
             f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite"
@@ -327,6 +338,23 @@ def write_dataframe(
     if snapshot is not None:
         require_writable(snapshot.protocol, snapshot.metadata, where)
     return _write(df, table, snapshot, plan, mode_name, options, operation)
+
+
+def _refuse_data_outside_a_table(table: Table) -> None:
+    """Refuse to create a table over files that are not in it (a plain Parquet folder):
+    readers would no longer see them, and VACUUM would delete them as unreferenced."""
+    visible = (
+        f
+        for f in table.storage.list_tree(table.root, lambda name: not name.startswith(("_", ".")))
+        if not f.name.startswith(("_", "."))
+    )
+    found = next(visible, None)
+    if found is not None:
+        raise DeltaAnalysisException(
+            f"{table.root} is not a Delta table but holds data files (e.g. {found.path}); a Delta write would hide "
+            f"them from readers and VACUUM would delete them. Convert the folder first with CONVERT TO DELTA "
+            f"parquet.`{table.root}` (DeltaTable.convertToDelta), or write to an empty location"
+        )
 
 
 def _write(
@@ -408,9 +436,9 @@ def _write(
             or df.sparkSession.conf.get("spark.databricks.delta.commitInfo.userMetadata", None),
         )
     except BaseException:
-        remove_unreferenced(table.root, adds)
+        discard_uncommitted(transaction, table.root, adds)
         raise
-    auto_compact(df.sparkSession, table, adds)
+    after_commit(f"{where}: auto compaction after version {result.version}", auto_compact, df.sparkSession, table, adds)
     return WriteResult(result.version, len(adds), num_rows)
 
 
@@ -457,8 +485,32 @@ def write_change_files(df: DataFrame, snapshot: Snapshot) -> list[AddCDCFile]:
     return [AddCDCFile(f"{CHANGE_DATA_DIR}/{a.path}", a.partition_values, a.size) for a in written]
 
 
-def remove_unreferenced(root: str, adds: list[AddFile] | list[AddCDCFile]) -> None:
-    """Delete files a failed write left behind."""
+def discard_uncommitted(transaction: Transaction, root: str, written: Sequence[AddFile | AddCDCFile]) -> None:
+    """Delete the files written for ``transaction`` after it failed, if the log proves it did
+    not commit; otherwise keep them (they may be the table's) and say so."""
+    if transaction.may_discard_files:
+        remove_unreferenced(root, written)
+    else:
+        keep_uncommitted(transaction, root, len(written))
+
+
+def keep_uncommitted(transaction: Transaction, root: str, count: int) -> None:
+    """Say that files written for a commit of unknown outcome are kept (none is deleted)."""
+    if transaction.state is CommitState.UNKNOWN and count:
+        log.warning("%s: kept %d files written for a commit whose outcome is unknown; VACUUM deletes them if it did not land", root, count)
+
+
+def after_commit(what: str, work: Callable[..., object], *args: Any) -> None:
+    """Run post-commit work (auto compaction): its failure is logged, never turning the
+    committed write into an error, as delta-spark's post-commit hooks do."""
+    try:
+        work(*args)
+    except Exception as exc:
+        log.warning("%s failed; the write is committed: %s", what, exc)
+
+
+def remove_unreferenced(root: str, adds: Sequence[AddFile | AddCDCFile]) -> None:
+    """Delete files that no commit references (written, then left out of the commit)."""
     for add in adds:
         try:
             os.unlink(absolute_path(root, add.path))

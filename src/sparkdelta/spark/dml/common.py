@@ -58,7 +58,7 @@ from ...kernel.protocol import require_writable
 from ...kernel.transaction import CommitResult
 from ..predicates import condition_predicate, schema_probe
 from ..read import read_files, spark_schema, without_field_metadata
-from ..write import CHANGE_TYPE_COLUMN, remove_unreferenced, write_change_files, write_table_files
+from ..write import CHANGE_TYPE_COLUMN, keep_uncommitted, remove_unreferenced, write_change_files, write_table_files
 from .deletion_vectors import DeletedRows, store_deletion_vectors
 from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
 
@@ -376,8 +376,12 @@ class DmlCommit:
             raise
 
     def abort(self) -> None:
-        """Delete every file written through this commit (none is referenced by the log)."""
-        remove_unreferenced(self.snapshot.table_root, self._written)  # type: ignore[arg-type]
-        for path in self._dv_files:
-            self.snapshot.storage.delete(path)
+        """Delete every file written through this commit, unless the log may reference them
+        (the commit landed, or its outcome is unknown): then they are the table's."""
+        if self.transaction.may_discard_files:
+            remove_unreferenced(self.snapshot.table_root, self._written)
+            for path in self._dv_files:
+                self.snapshot.storage.delete(path)
+        else:
+            keep_uncommitted(self.transaction, self.snapshot.table_root, len(self._written) + len(self._dv_files))
         self._written, self._dv_files = [], []
