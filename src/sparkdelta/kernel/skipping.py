@@ -4,20 +4,23 @@ Predicates are a small expression tree (built by an engine from its own filters)
 Partition columns are evaluated exactly on each file's typed partition values; data
 columns are checked against the per-file stats (min, max, null count, row count). A file
 is dropped only when its stats prove that no row can match; missing stats keep it.
+Floating-point columns follow Spark's NaN semantics (NaN above every double, NaN = NaN);
+as writers disagree on whether bounds include NaN, a NaN bound is unknown and bounds
+never rule out NaN rows.
 """
 
 from __future__ import annotations
 
-import io
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pjson
 
 from .partitions import typed_partition_values
 from .schema import ArrayType, DataType, MapType, PrimitiveType, StructType, to_arrow_type
+from .stats_schema import read_stats_json
 
 
 @dataclass(frozen=True)
@@ -176,22 +179,12 @@ class FileStats:
     def __init__(self, stats: pa.Array, schema: StructType) -> None:
         self.schema = schema
         self.num_files = len(stats)
-        texts = pc.fill_null(stats, "{}")
         values_schema = _stats_struct(schema, as_count=False)
         count_schema = _stats_struct(schema, as_count=True)
         explicit = pa.schema(
             [("numRecords", pa.int64()), ("minValues", values_schema), ("maxValues", values_schema), ("nullCount", count_schema)]
         )
-        if self.num_files == 0:
-            self.table = explicit.empty_table()
-            return
-        joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(texts)], pa.int32()), texts), "\n")[0].as_py()
-        data = joined.encode()
-        self.table = pjson.read_json(
-            io.BytesIO(data),
-            read_options=pjson.ReadOptions(block_size=max(len(data) + 1, 1 << 20)),
-            parse_options=pjson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="ignore"),
-        )
+        self.table = read_stats_json(stats, explicit) if self.num_files else explicit.empty_table()
 
     def _field(self, group: str, path: tuple[str, ...]) -> pa.ChunkedArray | None:
         physical = self._physical_path(path)
@@ -232,9 +225,13 @@ class FileStats:
                     # Writers truncate timestamp stats to milliseconds: widen the max.
                     parsed = pc.cast(pc.add(pc.cast(parsed, pa.int64()), 999), pa.timestamp("us"))
                 return parsed.cast(target)
-            return pc.cast(raw, target)
+            typed = pc.cast(raw, target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
+        if pa.types.is_floating(target):
+            # A NaN bound orders nothing (writers disagree on where NaN sorts): unknown.
+            typed = pc.if_else(pc.is_nan(typed), pa.scalar(None, target), typed)
+        return typed
 
     def null_count(self, path: tuple[str, ...]) -> pa.ChunkedArray | None:
         return self._field("nullCount", path)
@@ -310,7 +307,7 @@ class SkippingEvaluator:
                 return pc.fill_null(pc.starts_with(values, predicate.prefix), False)
             if isinstance(predicate, Compare):
                 scalar = pa.scalar(predicate.value.value).cast(values.type)
-                return pc.fill_null(_COMPARE[predicate.op](values, scalar), False)
+                return pc.fill_null(_compare(predicate.op, values, scalar), False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             return None
         return None
@@ -334,6 +331,8 @@ class SkippingEvaluator:
                 )
             if isinstance(predicate, Compare):
                 value = pa.scalar(predicate.value.value).cast(low.type)
+                if pa.types.is_floating(low.type) and _nan_may_hide(predicate.op, value):
+                    return None
                 if predicate.op == "=":
                     return pc.and_kleene(pc.less_equal(low, value), pc.greater_equal(high, value))
                 if predicate.op in ("<", "<="):
@@ -342,6 +341,27 @@ class SkippingEvaluator:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             return None
         return None
+
+
+def _nan_may_hide(op: str, value: pa.Scalar) -> bool:
+    """Whether NaN rows may match ``x <op> value`` although min/max say no.
+
+    Spark orders NaN above every double (and NaN = NaN), but many writers take bounds
+    from Parquet footers, which leave NaN out: a file whose max is 3 may hold NaN, and
+    NaN > 5. Only ``<``, ``<=`` and ``=`` against a number are safe on bounds.
+    """
+    return op in (">", ">=") or math.isnan(value.as_py())
+
+
+def _compare(op: str, values: Any, scalar: pa.Scalar) -> Any:
+    """``values <op> scalar`` with Spark's NaN semantics for floating types (Arrow's are IEEE)."""
+    result = _COMPARE[op](values, scalar)
+    if not pa.types.is_floating(scalar.type):
+        return result
+    nan_rows = pc.is_nan(values)
+    if math.isnan(scalar.as_py()):  # NaN equals NaN and exceeds every other double
+        return pc.if_else(nan_rows, op in ("=", "<=", ">="), op in ("<", "<="))
+    return pc.if_else(nan_rows, op in (">", ">="), result)
 
 
 _COMPARE = {

@@ -9,7 +9,9 @@ Stats are keyed by physical name. Leaves inside arrays and maps get none.
 from __future__ import annotations
 
 import io
+import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -142,22 +144,78 @@ def _typed(column: pa.Array, target: pa.StructType, leaves: dict[tuple[str, ...]
     return pa.StructArray.from_arrays(children, fields=list(target), mask=pc.invert(column.is_valid()))
 
 
+def _floating_names(data_type: pa.DataType) -> set[str]:
+    """Names of the floating-point leaves anywhere in a stats layout."""
+    names: set[str] = set()
+    for field in data_type if isinstance(data_type, pa.StructType) else ():
+        if pa.types.is_floating(field.type):
+            names.add(field.name)
+        names |= _floating_names(field.type)
+    return names
+
+
+def _unquote_non_finite(texts: pa.Array, schema: pa.Schema) -> pa.Array:
+    """delta-spark's quoted non-finite doubles ("NaN", "Infinity", "-Infinity") made bare,
+    the only spelling Arrow's JSON reader takes, for the floating-point columns' keys.
+
+    A quote right after a key's colon opens a value (quotes inside strings are escaped),
+    so only whole values change.
+    """
+    names = sorted(_floating_names(pa.struct(list(schema))))
+    if not names:
+        return texts
+    keys = "|".join(re.escape(json.dumps(n, ensure_ascii=False)[1:-1]) for n in names)
+    return pc.replace_substring_regex(texts, rf'("(?:{keys})"\s*:\s*)"(NaN|-?Infinity)"', r"\1\2")
+
+
+def _read_lines(texts: pa.Array, schema: pa.Schema) -> pa.Table:
+    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(texts)], pa.int32()), texts), "\n")
+    data = joined[0].as_py().encode()
+    return pjson.read_json(
+        io.BytesIO(data),
+        read_options=pjson.ReadOptions(block_size=max(len(data) + 1, 1 << 20)),
+        parse_options=pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
+    )
+
+
+def read_stats_json(stats: pa.Array, schema: pa.Schema) -> pa.Table:
+    """Each file's stats JSON as a row of ``schema`` (all null where a file has none).
+
+    Non-finite doubles parse in both spellings (quoted, as delta-spark writes them, or
+    bare). Stats are only a hint: a file whose stats still cannot be read gets nulls,
+    which every reader takes as "unknown", instead of failing the whole scan.
+    """
+    texts = pc.fill_null(stats, "{}")
+    try:
+        return _read_lines(texts, schema)
+    except pa.ArrowInvalid:
+        pass
+    unquoted = _unquote_non_finite(texts, schema)
+    try:
+        return _read_lines(unquoted, schema)
+    except pa.ArrowInvalid as exc:
+        log.warning("some file stats cannot be parsed (%s); those files are treated as having none", exc)
+    spellings = zip(unquoted.to_pylist(), texts.to_pylist(), strict=True)
+    return _read_lines(pa.array([_readable_spelling(s, schema) for s in spellings], pa.string()), schema)
+
+
+def _readable_spelling(spellings: tuple[str, str], schema: pa.Schema) -> str:
+    """The first spelling of one file's stats that parses, else none (unknown stats)."""
+    for text in spellings:
+        try:
+            _read_lines(pa.array([text]), schema)
+            return text
+        except pa.ArrowInvalid:
+            continue
+    return "{}"
+
+
 def parsed_stats(stats: pa.Array, leaves: list[StatsLeaf]) -> pa.StructArray:
     """``stats_parsed`` for each file's stats JSON (null where a file has none)."""
     target = parsed_stats_type(leaves)
     if len(stats) == 0:
         return pa.array([], target)  # type: ignore[return-value]
-    explicit = pa.schema(_groups(leaves, _json_type))
-    data = "\n".join(pc.fill_null(stats, "{}").to_pylist()).encode()
-    try:
-        table = pjson.read_json(
-            io.BytesIO(data),
-            read_options=pjson.ReadOptions(block_size=max(len(data) + 1, 1 << 20)),
-            parse_options=pjson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="ignore"),
-        )
-    except pa.ArrowInvalid as exc:
-        log.warning("file stats cannot be parsed into stats_parsed (%s); writing nulls", exc)
-        return pa.nulls(len(stats), target)  # type: ignore[return-value]
+    table = read_stats_json(stats, pa.schema(_groups(leaves, _json_type)))
     by_path = {leaf.physical: leaf for leaf in leaves}
     columns = []
     for field in target:
