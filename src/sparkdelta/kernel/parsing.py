@@ -205,6 +205,19 @@ def _file_actions(lines: pa.Array, kind: str) -> pa.StructArray:
     return pa.StructArray.from_arrays(children, fields=list(target))
 
 
+# What every reader relies on: a file action without these cannot be read, removed or vacuumed.
+_REQUIRED_FIELDS = (("add", "path"), ("add", "size"), ("remove", "path"), ("cdc", "path"), ("cdc", "size"))
+
+
+def check_file_actions(actions: FileActions) -> None:
+    """Refuse file actions lacking a path or size (null counts only: columnar and cheap)."""
+    by_kind = {"add": actions.adds, "remove": actions.removes, "cdc": actions.cdcs}
+    for kind, name in _REQUIRED_FIELDS:
+        missing = by_kind[kind].field(name).null_count
+        if missing:
+            raise InvalidLogError(f"{missing} of {len(by_kind[kind])} {kind} actions have no {name}")
+
+
 def parse_json_actions(data: bytes, version: int, is_checkpoint: bool = False) -> ActionBatch:
     """Decode a newline-delimited JSON log file."""
     lines = _split_lines(data)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
-import logging
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import cached_property, partial
@@ -13,33 +13,74 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .actions import DomainMetadata, Metadata, Protocol, SetTransaction
-from .errors import InvalidLogError
+from .errors import InvalidLogError, VersionNotFoundError
 from .log_files import LOG_DIR, SIDECAR_DIR, LogFile, commit_name
 from .log_segment import LogSegment, build_log_segment
-from .parsing import ActionBatch, parse_json_actions, parse_parquet_actions
+from .parsing import ActionBatch, FileActions, check_file_actions, parse_json_actions, parse_parquet_actions
 from .protocol import KERNEL_READER_FEATURES, check_protocol_valid, require_readable
 from .replay import FileState, reconcile
 from .schema import StructType
 from .storage import Storage
 
-log = logging.getLogger(__name__)
+# How a damaged file surfaces: I/O and Parquet errors, Arrow decoding, bad values.
+_DECODING_ERRORS = (OSError, pa.ArrowException, ValueError, TypeError, KeyError, InvalidLogError)
+
+
+class _DamagedCheckpoint(Exception):
+    """A checkpoint part (or one of its sidecars) that cannot be decoded.
+
+    Internal: snapshots catch it and replay past the checkpoint, or raise InvalidLogError.
+    """
+
+    def __init__(self, part: LogFile, path: str, cause: Exception) -> None:
+        super().__init__(f"{path}: {cause}")
+        self.part = part
+        self.path = path
+        self.cause = cause
+
+
+def _checked(load: Callable[[], FileActions], part: LogFile, path: str) -> Callable[[], FileActions]:
+    """``load`` whose failures, when the adds are first decoded, name the damaged checkpoint file."""
+
+    def checked() -> FileActions:
+        try:
+            actions = load()
+            check_file_actions(actions)
+        except _DECODING_ERRORS as exc:
+            raise _DamagedCheckpoint(part, path, exc) from exc
+        return actions
+
+    return checked
+
+
+def _parquet_part(storage: Storage, path: str, part: LogFile, file_actions_only: bool) -> ActionBatch:
+    local = storage.local_path(path)
+    try:
+        batch = parse_parquet_actions(local if local else io.BytesIO(storage.read(path)), part.version, file_actions_only)
+    except _DECODING_ERRORS as exc:
+        raise _DamagedCheckpoint(part, path, exc) from exc
+    batch.load_file_actions = _checked(batch.load_file_actions, part, path)
+    return batch
 
 
 def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[ActionBatch]:
-    """A checkpoint part and, for V2 checkpoints, the sidecars it names."""
+    """A checkpoint part and, for V2 checkpoints, the sidecars it names.
+
+    File actions are decoded lazily; a failure then still raises ``_DamagedCheckpoint``.
+    """
     if part.path.endswith(".json"):
-        batch = parse_json_actions(storage.read(part.path), part.version, is_checkpoint=True)
+        try:
+            batch = parse_json_actions(storage.read(part.path), part.version, is_checkpoint=True)
+        except _DECODING_ERRORS as exc:
+            raise _DamagedCheckpoint(part, part.path, exc) from exc
+        batch.load_file_actions = _checked(batch.load_file_actions, part, part.path)
     else:
-        local = storage.local_path(part.path)
-        batch = parse_parquet_actions(local if local else io.BytesIO(storage.read(part.path)), part.version)
+        batch = _parquet_part(storage, part.path, part, file_actions_only=False)
     batches = [batch]
     for sidecar in batch.sidecars:
         path = sidecar["path"]
         full = path if "/" in path else f"{log_dir}/{SIDECAR_DIR}/{path}"
-        local = storage.local_path(full)
-        batches.append(
-            parse_parquet_actions(local if local else io.BytesIO(storage.read(full)), part.version, file_actions_only=True)
-        )
+        batches.append(_parquet_part(storage, full, part, file_actions_only=True))
     return batches
 
 
@@ -56,10 +97,24 @@ class _ParsedLogCache:
             False: OrderedDict(),
             True: OrderedDict(),
         }
+        self._damaged: set[tuple[str, int, int]] = set()
         self._lock = threading.Lock()
 
+    @staticmethod
+    def _key(file: LogFile) -> tuple[str, int, int]:
+        return (file.path, file.status.size, file.status.modification_time)
+
+    def mark_damaged(self, file: LogFile) -> None:
+        """Remember a checkpoint that failed to decode, so later snapshots skip it at once."""
+        with self._lock:
+            self._damaged.add(self._key(file))
+            self._entries[True].pop(self._key(file), None)
+
+    def is_damaged(self, file: LogFile) -> bool:
+        return self._key(file) in self._damaged
+
     def get(self, file: LogFile, parse: Callable[[], list[ActionBatch]]) -> list[ActionBatch]:
-        key = (file.path, file.status.size, file.status.modification_time)
+        key = self._key(file)
         entries = self._entries[file.is_checkpoint]
         with self._lock:
             if key in entries:
@@ -74,6 +129,7 @@ class _ParsedLogCache:
 
     def clear(self) -> None:
         with self._lock:
+            self._damaged.clear()
             for entries in self._entries.values():
                 entries.clear()
 
@@ -92,14 +148,67 @@ def load_batches(storage: Storage, segment: LogSegment) -> list[ActionBatch]:
     batches: list[ActionBatch] = []
     for delta in reversed(segment.deltas):
         version = delta.end_version or delta.version
-        batches.extend(_cache.get(delta, partial(_read_delta, storage, delta, version)))
+        batches.extend(_cache.get(delta, partial(_read_delta, storage, segment.table_root, delta, version)))
     for part in segment.checkpoint:
+        if _cache.is_damaged(part):
+            raise _DamagedCheckpoint(part, part.path, ValueError("it failed to decode before"))
         batches.extend(_cache.get(part, partial(_read_checkpoint, storage, log_dir, part)))
     return batches
 
 
-def _read_delta(storage: Storage, delta: LogFile, version: int) -> list[ActionBatch]:
-    return [parse_json_actions(storage.read(delta.path), version)]
+def _read_delta(storage: Storage, table_root: str, delta: LogFile, version: int) -> list[ActionBatch]:
+    try:
+        data = storage.read(delta.path)
+    except OSError as exc:
+        raise InvalidLogError(f"{table_root}: version {version} cannot be read from {delta.path}: {exc}") from exc
+    return [_decode_commit(data, table_root, delta.path, version)]
+
+
+def _decode_commit(data: bytes, table_root: str, path: str, version: int) -> ActionBatch:
+    """A commit decoded whole, file actions included, and checked.
+
+    Commits are small and parsed once (then cached), so decoding eagerly is cheap, and it
+    means no write builds on a version whose actions could not be read.
+    """
+    try:
+        batch = parse_json_actions(data, version)
+        check_file_actions(batch.file_actions)
+    except _DECODING_ERRORS as exc:
+        raise InvalidLogError(f"{table_root}: version {version} cannot be read from {path}: {exc}") from exc
+    return batch
+
+
+def _segment_past(storage: Storage, segment: LogSegment, damaged: _DamagedCheckpoint) -> LogSegment:
+    """The segment for the same version without the damaged checkpoint: an earlier one, or commits only.
+
+    Warns, naming the damaged file; when the commits the fallback needs were cleaned up,
+    raises InvalidLogError naming the table, version and file.
+    """
+    _cache.mark_damaged(damaged.part)
+    where = f"{segment.table_root}: version {segment.version}"
+    try:
+        fallback = build_log_segment(storage, segment.table_root, segment.version, skip_checkpoints_from=damaged.part.version)
+    except (VersionNotFoundError, InvalidLogError) as exc:
+        raise InvalidLogError(
+            f"{where} cannot be read: checkpoint file {damaged.path} is damaged ({damaged.cause}) "
+            f"and nothing else rebuilds it: {exc}"
+        ) from damaged
+    source = "the JSON commits" if fallback.checkpoint_version is None else f"checkpoint {fallback.checkpoint_version}"
+    warnings.warn(
+        f"{where}: checkpoint file {damaged.path} is damaged ({damaged.cause}); reading from {source} instead",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    return fallback
+
+
+def _readable_batches(storage: Storage, segment: LogSegment) -> tuple[LogSegment, list[ActionBatch]]:
+    """The segment's batches, replaying past every checkpoint whose non-file actions fail to decode."""
+    while True:
+        try:
+            return segment, load_batches(storage, segment)
+        except _DamagedCheckpoint as damaged:
+            segment = _segment_past(storage, segment, damaged)
 
 
 class Snapshot:
@@ -133,22 +242,17 @@ class Snapshot:
     @classmethod
     def load(cls, storage: Storage, table_root: str, version: int | None = None) -> Snapshot:
         """Build the snapshot, falling back past a checkpoint that cannot be read."""
-        segment = build_log_segment(storage, table_root, version)
-        while True:
-            try:
-                batches = load_batches(storage, segment)
-            except (OSError, pa.ArrowException, ValueError) as exc:
-                if segment.checkpoint_version is None:
-                    raise InvalidLogError(f"{table_root}: cannot read the log at version {segment.version}: {exc}") from exc
-                log.warning(
-                    "%s: checkpoint %d unreadable (%s); replaying from an earlier one",
-                    table_root,
-                    segment.checkpoint_version,
-                    exc,
-                )
-                segment = build_log_segment(storage, table_root, version, skip_checkpoints_from=segment.checkpoint_version)
-                continue
-            return cls(storage, segment, batches)
+        segment, batches = _readable_batches(storage, build_log_segment(storage, table_root, version))
+        return cls(storage, segment, batches)
+
+    @staticmethod
+    def read_commit(storage: Storage, table_root: str, version: int) -> ActionBatch:
+        """One commit, checked as snapshots check it (FileNotFoundError when it does not exist).
+
+        Writers read concurrent winners with it, so none rebases onto a malformed commit.
+        """
+        path = f"{table_root}/{LOG_DIR}/{commit_name(version)}"
+        return _decode_commit(storage.read(path), table_root, path, version)
 
     def require_readable(self, supported: frozenset[str] | None = None) -> None:
         """Refuse, naming the features, if the table needs reader features we lack."""
@@ -169,7 +273,15 @@ class Snapshot:
 
     @cached_property
     def _file_state(self) -> FileState:
-        state = reconcile(self._batches, self.table_root)
+        """Reconciled files. A checkpoint's adds are decoded only now, so damage found here
+        also replays past the checkpoint (``segment`` then names the log files used)."""
+        batches = self._batches
+        while True:
+            try:
+                state = reconcile(batches, self.table_root)
+                break
+            except _DamagedCheckpoint as damaged:
+                self.segment, batches = _readable_batches(self.storage, _segment_past(self.storage, self.segment, damaged))
         self._batches = []
         return state
 

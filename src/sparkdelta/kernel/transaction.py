@@ -347,9 +347,8 @@ class Transaction:
         """Check every winner from ``lost_version`` on; return the next version to try."""
         version = lost_version
         while True:
-            path = f"{self.table_root}/_delta_log/{commit_name(version)}"
             try:
-                winner = parse_json_actions(self.storage.read(path), version)
+                winner = Snapshot.read_commit(self.storage, self.table_root, version)
             except FileNotFoundError:
                 return version
             if self.dropping_feature is not None:
