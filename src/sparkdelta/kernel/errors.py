@@ -24,6 +24,14 @@ class InvalidLogError(DeltaError):
     """The log is malformed: a gap in versions, no protocol or metadata, unreadable files."""
 
 
+class PathOutsideTableError(InvalidLogError):
+    """A relative file path in the log leaves the table root (``..``, ``%2E%2E``, ``%2F``...).
+
+    The protocol's relative paths name files under the root; following one out would
+    read, rewrite or delete files of another table or the host.
+    """
+
+
 class UnsupportedFeatureError(DeltaError):
     """The table needs a protocol version or table feature this library does not implement."""
 

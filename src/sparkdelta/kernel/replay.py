@@ -8,13 +8,13 @@ and the whole reconciliation is one ordered hash aggregation in Arrow.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import actions as A
+from .file_paths import canonical_paths, refuse_escaping_paths
 from .parsing import ActionBatch
 
 
@@ -33,25 +33,6 @@ def _struct_table(values: pa.Array, layout: pa.StructType) -> pa.Table:
     )
 
 
-def canonical_paths(paths: pa.Array, table_root: str) -> pa.Array:
-    """Paths keyed so that different spellings of one file compare equal.
-
-    Absolute ``file:`` forms (``/p``, ``file:/p``, ``file:///p``) are unified, and absolute
-    paths inside the table become relative, as relative paths stay.
-    """
-    if len(paths) == 0:
-        return paths
-    absolute = pc.or_(pc.starts_with(paths, "/"), pc.match_substring_regex(paths, r"^[A-Za-z][A-Za-z0-9+.-]*:"))
-    if not pc.any(absolute).as_py():
-        return paths
-    unified = pc.replace_substring_regex(paths, r"^file://(/|localhost/)", "file:/")
-    unified = pc.replace_substring_regex(unified, r"^/", "file:/")
-    root_prefix = "file:" + quote(table_root.rstrip("/"), safe="/") + "/"
-    inside = pc.starts_with(unified, root_prefix)
-    relative = pc.utf8_slice_codeunits(unified, len(root_prefix))
-    return pc.if_else(inside, relative, unified)
-
-
 def dv_unique_ids(deletion_vectors: pa.Array) -> pa.Array:
     """The spec's DV unique id: storageType + pathOrInlineDv (+ '@' offset); '' without a DV."""
     if len(deletion_vectors) == 0:
@@ -65,8 +46,20 @@ def dv_unique_ids(deletion_vectors: pa.Array) -> pa.Array:
     return pc.if_else(pc.is_null(deletion_vectors), pa.scalar("", pa.string()), pc.fill_null(ids, ""))
 
 
+def _refuse_escapes(
+    batches: list[ActionBatch], paths: pa.Array, keys: pa.Array, add_index: pa.Array, table_root: str
+) -> None:
+    """``refuse_escaping_paths`` for the active adds, each named with the version that added it."""
+    versions = np.repeat(np.array([b.version for b in batches], np.int64), [len(b.adds) for b in batches])
+    refuse_escaping_paths(paths, keys, pa.array(versions).take(add_index), table_root)
+
+
 def reconcile(batches: list[ActionBatch], table_root: str) -> FileState:
-    """Active files and tombstones from ``batches`` ordered newest first."""
+    """Active files and tombstones from ``batches`` ordered newest first.
+
+    An active file whose relative path leads out of ``table_root`` is refused here, where
+    its version is known, so no reader, rewrite or VACUUM ever resolves it.
+    """
     adds = [b.adds for b in batches if len(b.adds)]
     removes = [b.removes for b in batches if len(b.removes)]
     all_adds = pa.concat_arrays(adds) if adds else pa.array([], A.ADD)
@@ -98,9 +91,12 @@ def reconcile(batches: list[ActionBatch], table_root: str) -> FileState:
     )
     winners = candidates.group_by(["key", "dv"], use_threads=False).aggregate([("is_add", "first"), ("index", "first")])
     won_add = winners.column("is_add_first")
-    active = all_adds.take(pc.filter(winners.column("index_first"), won_add))
+    active_index = pc.filter(winners.column("index_first"), won_add).combine_chunks()
+    active = all_adds.take(active_index)
+    active_keys = pc.filter(winners.column("key"), won_add).combine_chunks()
+    _refuse_escapes(batches, active.field("path"), active_keys, active_index, table_root)
     tombstones = all_removes.take(pc.filter(winners.column("index_first"), pc.invert(won_add)))
     return FileState(
-        _struct_table(active.combine_chunks() if isinstance(active, pa.ChunkedArray) else active, A.ADD),
+        _struct_table(active, A.ADD),
         _struct_table(tombstones.combine_chunks() if isinstance(tombstones, pa.ChunkedArray) else tombstones, A.REMOVE),
     )

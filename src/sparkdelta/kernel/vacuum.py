@@ -11,23 +11,29 @@ files no log entry names go by age alone.
 
 Hidden paths (``_``/``.`` prefixes: ``_delta_log``, ``_SUCCESS``, staging folders) are
 never touched, except ``_change_data`` and partition directories such as ``_p=1``.
+
+Log paths are compared decoded (``canonical_paths``), so every spelling of a file keeps
+it. Nothing outside the table root is ever deleted: only listed files under it are
+candidates, and a plan naming anything else (or ``_delta_log``) is refused whole. Files
+the log names absolutely outside the root (a shallow clone's source) are never touched.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .checkpoint import DEFAULT_TOMBSTONE_RETENTION, parse_interval_ms
 from .deletion_vectors import DeletionVectorDescriptor
-from .errors import DeltaError
+from .errors import DeltaError, PathOutsideTableError
+from .log_files import LOG_DIR
 from .replay import canonical_paths
 from .snapshot import Snapshot
 from .storage import FileStatus
@@ -76,26 +82,44 @@ def _is_hidden(name: str, partition_columns: tuple[str, ...]) -> bool:
     return not name.startswith(CHANGE_DATA_DIR) and not any(name.startswith(f"{c}=") for c in partition_columns)
 
 
+def _relative_inside(table_root: str, path: str) -> str | None:
+    """``path`` relative to the root, once normalized, if it lies strictly inside it; else None."""
+    normalized = posixpath.normpath(path)
+    prefix = table_root.rstrip("/") + "/"
+    return normalized[len(prefix) :] if normalized.startswith(prefix) else None
+
+
+def _deletable(table_root: str, path: str) -> bool:
+    """Inside the root, outside its log: the only places VACUUM may delete."""
+    relative = _relative_inside(table_root, path)
+    return relative is not None and relative.split("/", 1)[0] != LOG_DIR
+
+
 def _dv_files(table_root: str, deletion_vectors: pa.Array) -> set[str]:
     """Relative paths of the DV files that ``deletion_vectors`` (rows of a ``deletionVector`` column) use."""
     stored = deletion_vectors.filter(pc.fill_null(pc.not_equal(deletion_vectors.field("storageType"), "i"), False))
     paths = set()
     for raw in stored.to_pylist():
         location = DeletionVectorDescriptor.from_dict(raw).absolute_path(table_root)
-        if location is not None and location.startswith(table_root + "/"):
-            paths.add(location[len(table_root) + 1 :])
+        relative = _relative_inside(table_root, location) if location is not None else None
+        if relative is not None:
+            paths.add(relative)
     return paths
 
 
 def _referenced(snapshot: Snapshot, cutoff_ms: int) -> set[str]:
-    """Relative, decoded paths of every file the snapshot or a tombstone inside the window references."""
+    """Relative, decoded paths of every file the snapshot or a tombstone inside the window references.
+
+    Keys are decoded once, by ``canonical_paths``: decoding again would turn a file named
+    ``a%2541`` (logged ``a%252541``) into ``a%41`` and lose it.
+    """
     root = snapshot.table_root
     tombstones = snapshot.tombstones
     young = tombstones.filter(pc.greater(pc.fill_null(tombstones.column("deletionTimestamp"), 0), cutoff_ms))
     paths: set[str] = set()
     for files in (snapshot.files, young):
         canonical = canonical_paths(files.column("path").combine_chunks(), root)
-        paths.update(unquote(p) for p in canonical.to_pylist())
+        paths.update(canonical.to_pylist())
         paths |= _dv_files(root, files.column("deletionVector").combine_chunks())
     return paths
 
@@ -125,10 +149,21 @@ def plan_vacuum(
         for status in table.storage.list_tree(table.root, lambda name: not _is_hidden(name, partitions))
         if status.modification_time < cutoff
         and not _is_hidden(status.name, partitions)
+        and _deletable(table.root, status.path)  # whatever a store lists beside the root
         and status.path[prefix:] not in referenced
     ]
     directories = sorted({os.path.dirname(f.path) for f in doomed} - {table.root}, key=len, reverse=True)
     return VacuumPlan(table.root, snapshot.version, retention, default_retention, cutoff, tuple(doomed), tuple(directories))
+
+
+def _refuse_foreign(plan: VacuumPlan) -> None:
+    """A plan built elsewhere (or a stale one for another root) must not delete outside the table."""
+    for path in (*(f.path for f in plan.files), *plan.directories):
+        if not _deletable(plan.table_root, path):
+            raise PathOutsideTableError(
+                f"{plan.table_root}: the VACUUM plan for version {plan.version} names {path!r}, which is not a file "
+                "of the table (outside its root, or in its log); refusing to delete anything"
+            )
 
 
 def _deleted_directories(table: Table, candidates: tuple[str, ...]) -> int:
@@ -146,6 +181,9 @@ def execute_vacuum(
     table: Table, plan: VacuumPlan, parallelism: int = 8, progress: Callable[[Iterator[None], int], Iterator[None]] | None = None
 ) -> VacuumResult:
     """Delete the planned files in parallel, recording VACUUM START and VACUUM END in the history, as delta-spark does."""
+    if plan.table_root != table.root:
+        raise PathOutsideTableError(f"{table.root}: the VACUUM plan is for another table, {plan.table_root}")
+    _refuse_foreign(plan)
     parameters = {
         "retentionCheckEnabled": plan.retention_ms >= plan.default_retention_ms,
         "defaultRetentionMillis": plan.default_retention_ms,

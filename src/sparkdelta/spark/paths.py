@@ -13,6 +13,8 @@ import re
 import unicodedata
 from urllib.parse import unquote, urlparse
 
+from ..kernel.file_paths import file_path
+
 # java.net.URI leaves these unescaped in a path (unreserved, punct, '/', '@');
 # other ASCII characters are percent-encoded.
 _URI_PATH_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-!.~'()*,;:$&+=/@")
@@ -41,14 +43,12 @@ def _normalize(path: str) -> str:
 
 
 def absolute_path(table_root: str, log_path: str) -> str:
-    """The decoded absolute path of a file named in the log."""
-    parsed = urlparse(log_path)
-    if parsed.scheme == "file":
-        return _normalize(unquote(parsed.path))
-    if parsed.scheme:
+    """The decoded absolute path of a file named in the log; a relative path leading out of
+    the root is refused (``PathOutsideTableError``)."""
+    resolved = file_path(table_root, log_path)
+    if not resolved.startswith("/"):
         raise NotImplementedError(f"file {log_path!r} is on another file system; only local tables are supported")
-    decoded = unquote(log_path)
-    return _normalize(decoded if decoded.startswith("/") else f"{table_root}/{decoded}")
+    return _normalize(resolved)
 
 
 def spark_file_uri(path: str) -> str:

@@ -1,0 +1,144 @@
+"""The spec's rules for the file paths the log holds, applied column-wise.
+
+PROTOCOL.md ("Add File and Remove File"): a ``path`` is "a relative path to a data file
+from the root of the table or an absolute path", "a URI as specified by RFC 2396, which
+needs to be decoded to get the data file path". Writers escape differently (delta-spark
+keeps ``=``, ``+``, ``,`` and ``é`` as java.net.URI does; delta-rs's ``url`` crate escapes
+``é``; others escape everything), and spell local absolute paths ``/p``, ``file:/p``,
+``file:///p`` or ``file://localhost/p``. So a file's identity is its *decoded* path:
+relative to the root when it lies inside it, absolute otherwise.
+
+A relative path names a file in the root or one of its subdirectories ("Data Files"); a
+``..`` segment, or a decoded form that is absolute (``%2F...``), names none, so such
+paths are refused rather than followed out of the table.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import PathOutsideTableError
+
+_SCHEME = r"^[A-Za-z][A-Za-z0-9+.-]*:"
+# file: URIs of the local file system: no authority, an empty one, or localhost.
+_LOCAL_FILE_URI = r"^file:(/$|/[^/]|//(localhost)?/)"
+_LOCAL_FILE_PREFIX = r"^file:(//(localhost)?)?"
+# A file: URI with a relative path (file:a/b) resolves against the working directory.
+_OPAQUE_FILE_URI = r"^file:[^/]"
+_PARENT_SEGMENT = r"(^|/)\.\.(/|$)"
+_DOT_SEGMENT = r"(^|/)\.\.?(/|$)"
+
+
+def percent_decode(paths: pa.Array) -> pa.Array:
+    """RFC 2396 decoding (UTF-8) of every string in ``paths``.
+
+    Arrow has no such kernel, so Python decodes, but once per distinct directory (a
+    partition's thousands of files share it) and per file name that holds an escape.
+    """
+    escaped = pc.match_substring(paths, "%")
+    if not pc.any(escaped).as_py():
+        return paths
+    # A leading '/' gives every path a directory part, possibly empty.
+    parts = pc.split_pattern(pc.binary_join_element_wise("/", paths.filter(escaped), ""), "/", max_splits=1, reverse=True)
+    directories = pc.dictionary_encode(pc.list_element(parts, 0))
+    decoded_directories = pa.array([unquote(d) for d in directories.dictionary.to_pylist()], pa.string())
+    names = pc.list_element(parts, 1)
+    names_escaped = pc.match_substring(names, "%")
+    if pc.any(names_escaped).as_py():
+        decoded = pa.array([unquote(n) for n in names.filter(names_escaped).to_pylist()], pa.string())
+        names = pc.replace_with_mask(names, names_escaped, decoded)
+    joined = pc.binary_join_element_wise(decoded_directories.take(directories.indices), names, "/")
+    return pc.replace_with_mask(paths, escaped, pc.utf8_slice_codeunits(joined, 1))
+
+
+def _normalize_absolute(paths: pa.Array) -> pa.Array:
+    """Repeated slashes collapsed, ``.`` and ``..`` resolved lexically, as Hadoop's ``Path`` does."""
+    doubled = pc.match_substring(paths, "//")
+    collapsed = pc.replace_substring_regex(paths, "/{2,}", "/") if pc.any(doubled).as_py() else paths
+    dotted = pc.match_substring_regex(collapsed, _DOT_SEGMENT)
+    if not pc.any(dotted).as_py():
+        return collapsed
+    resolved = pa.array([posixpath.normpath(p) for p in collapsed.filter(dotted).to_pylist()], pa.string())
+    return pc.replace_with_mask(collapsed, dotted, resolved)
+
+
+def is_relative(paths: pa.Array) -> pa.Array:
+    """Which paths are relative references: no scheme and no leading ``/``."""
+    return pc.invert(pc.or_(pc.starts_with(paths, "/"), pc.match_substring_regex(paths, _SCHEME)))
+
+
+def _relative_to(absolute: pa.Array, table_root: str) -> pa.Array:
+    """Absolute paths inside ``table_root`` made relative to it; the others kept."""
+    prefix = table_root.rstrip("/") + "/"
+    inside = pc.starts_with(absolute, prefix)
+    return pc.if_else(inside, pc.utf8_slice_codeunits(absolute, len(prefix)), absolute)
+
+
+def canonical_paths(paths: pa.Array, table_root: str) -> pa.Array:
+    """One key per file, whatever the spelling: the decoded path, relative to ``table_root``
+    when the file lies inside it, else absolute (``/p``). Other schemes' URIs stay as written.
+
+    ``table_root`` is the decoded local path of the root (``Table.root``).
+    """
+    if len(paths) == 0:
+        return paths
+    local_uri = pc.match_substring_regex(paths, _LOCAL_FILE_URI)
+    absolute = pc.or_(local_uri, pc.starts_with(paths, "/"))
+    if not pc.any(pc.or_(absolute, pc.match_substring(paths, "%"))).as_py():
+        return paths
+    decoded = percent_decode(pc.if_else(local_uri, pc.replace_substring_regex(paths, _LOCAL_FILE_PREFIX, ""), paths))
+    keys = pc.replace_with_mask(decoded, absolute, _relative_to(_normalize_absolute(decoded.filter(absolute)), table_root))
+    other_scheme = pc.and_(pc.invert(absolute), pc.match_substring_regex(paths, _SCHEME))
+    return pc.if_else(other_scheme, paths, keys)
+
+
+def _leaves_root(decoded_relative: str) -> bool:
+    return decoded_relative.startswith("/") or re.search(_PARENT_SEGMENT, decoded_relative) is not None
+
+
+def file_path(table_root: str, path: str) -> str:
+    """Where the file one log ``path`` names is: a decoded, normalized local path, or the
+    URI as written for another scheme. A relative path leading out of the root is refused.
+    """
+    if re.match(_LOCAL_FILE_URI, path) or path.startswith("/"):
+        return posixpath.normpath(re.sub("/{2,}", "/", unquote(re.sub(_LOCAL_FILE_PREFIX, "", path))))
+    if re.match(_SCHEME, path) and not re.match(_OPAQUE_FILE_URI, path):
+        return path
+    decoded = unquote(path)
+    if re.match(_OPAQUE_FILE_URI, path) or _leaves_root(decoded):
+        raise PathOutsideTableError(
+            f"{table_root}: the log names {path!r}, a relative path that leads outside the table root once decoded; "
+            "refusing to read, rewrite or delete it"
+        )
+    return re.sub("/{2,}", "/", f"{table_root}/{decoded}")
+
+
+def escaping_paths(paths: pa.Array, keys: pa.Array) -> pa.Array:
+    """Which ``paths`` (with their ``canonical_paths`` keys) lead out of the root though not absolute:
+    relative ones that climb out or decode to an absolute path, and ``file:`` URIs with a relative path."""
+    if len(paths) == 0:
+        return pa.array([], pa.bool_())
+    maybe = pc.or_(pc.match_substring(keys, ".."), pc.or_(pc.starts_with(keys, "/"), pc.starts_with(paths, "file:")))
+    if not pc.any(maybe).as_py():
+        return maybe  # all false: the common case, settled without the regular expressions
+    leaves = pc.or_(pc.starts_with(keys, "/"), pc.match_substring_regex(keys, _PARENT_SEGMENT))
+    return pc.or_(pc.and_(is_relative(paths), leaves), pc.match_substring_regex(paths, _OPAQUE_FILE_URI))
+
+
+def refuse_escaping_paths(paths: pa.Array, keys: pa.Array, versions: pa.Array, table_root: str) -> None:
+    """Raise ``PathOutsideTableError`` naming the first ``paths`` entry that leaves the root, and its version."""
+    escaping = escaping_paths(paths, keys)
+    count = pc.sum(escaping).as_py() or 0
+    if not count:
+        return
+    path, version = pc.filter(paths, escaping)[0].as_py(), pc.filter(versions, escaping)[0].as_py()
+    others = f" (and {count - 1} more)" if count > 1 else ""
+    raise PathOutsideTableError(
+        f"{table_root}: version {version} adds {path!r}{others}, a relative path that leads outside the table root "
+        "once decoded. The protocol's relative paths name files under the root; refusing to read, rewrite or delete it"
+    )
