@@ -410,3 +410,18 @@ def test_spark_refuses_to_read_or_append_over_a_malformed_version(spark, tmp_pat
         spark.range(3, 6).write.format("delta").mode("append").save(str(path))
     assert commit_versions(path) == [0, 1]
     assert _ids(spark.read.format("delta").option("versionAsOf", 0).load(str(path)).collect()) == [0, 1, 2]
+
+
+def _refuse_bare_token(token: str) -> Any:
+    raise AssertionError(f"stats hold the bare token {token}, which is not JSON")
+
+
+def test_written_infinity_stats_are_strict_json_in_delta_spark_spelling(spark, tmp_path: Path) -> None:
+    """Our writer spells infinite bounds as delta-spark does (quoted), and delta-rs still filters by them."""
+    root = str(tmp_path / "inf")
+    rows = [(1, math.inf), (2, 1.0), (3, -math.inf)]
+    spark.createDataFrame(rows, "id INT, x DOUBLE").coalesce(1).write.format("delta").save(root)
+    stats = json.loads(Table(root).snapshot().files.column("stats")[0].as_py(), parse_constant=_refuse_bare_token)
+    assert (stats["minValues"]["x"], stats["maxValues"]["x"]) == ("-Infinity", "Infinity")
+    assert sorted(r.id for r in spark.read.format("delta").load(root).where("x > 5").collect()) == [1]
+    assert deltalake.DeltaTable(root).to_pyarrow_table(filters=[("x", ">", 5.0)]).column("id").to_pylist() == [1]

@@ -82,6 +82,8 @@ def _json_value(value: Any, is_max: bool) -> Any:
         return None if not value.is_finite() else f"{_DECIMAL_TAG}{value}"
     if isinstance(value, float) and math.isnan(value):
         return None
+    if isinstance(value, float) and math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"  # delta-spark's (Jackson's) spelling; bare tokens are not JSON
     if isinstance(value, str):
         return truncated_max(value) if is_max else truncated_min(value)
     if isinstance(value, (bytes, bytearray)):
