@@ -88,7 +88,7 @@ class FaultyStorage(LocalStorage):
 def inject(monkeypatch: pytest.MonkeyPatch, fault: Fault) -> None:
     """Every ``Table`` created from now on (kernel, DeltaTable, format("delta")) stores through ``fault``."""
 
-    def resolve(location: str) -> tuple[Storage, str]:
+    def resolve(location: str, storage_options: object = None) -> tuple[Storage, str]:
         _, root = resolve_table_root(location)
         return FaultyStorage(fault), root
 

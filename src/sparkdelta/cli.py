@@ -1,29 +1,57 @@
 """The ``sparkdelta`` command line: inspect and maintain Delta tables.
 
-Everything but ``optimize`` runs on the kernel alone, without starting Spark.
+Everything but ``optimize`` runs on the kernel alone, without importing PySpark, on
+local paths and on object stores (``s3://``, ``gs://``, ``az://``...): credentials come
+from the environment as delta-rs reads them, or from ``--storage-option KEY=VALUE``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sys
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import click
+from rich.progress import track
 
 from .kernel import DeltaError, Snapshot, Table
 from .kernel.protocol import reader_features, writer_features
 from .kernel.restore import restore as restore_table
 from .kernel.vacuum import execute_vacuum, plan_vacuum
-from .spark.progress import progress
 
 USER_ERRORS = (DeltaError, ValueError, NotImplementedError)
+T = TypeVar("T")
+
+
+def progress(items: Iterable[T], total: int, description: str) -> Iterator[T]:
+    """A progress bar on an interactive terminal (here, not from ``sparkdelta.spark``, whose
+    package imports PySpark)."""
+    yield from track(items, total=total, description=description, transient=True, disable=not sys.stderr.isatty())
+
+
+def _storage_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--storage-option")
+        options[key.strip()] = value
+    return options
+
+
+def open_table(table: str) -> Table:
+    """The table at ``table``, with the ``--storage-option`` settings given to ``main``."""
+    context = click.get_current_context(silent=True)
+    options = context.find_root().obj if context is not None and context.find_root().obj else None
+    return Table(table, storage_options=options)
 
 
 def _open_snapshot(table: str, version: int | None, timestamp: str | None) -> Snapshot:
     try:
-        return Table(table).snapshot(version=version, timestamp=timestamp)
+        return open_table(table).snapshot(version=version, timestamp=timestamp)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -36,8 +64,18 @@ def _iso(millis: int | None) -> str | None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--verbose", "-v", is_flag=True, help="Log kernel warnings and progress.")
-def main(verbose: bool) -> None:
-    """Inspect and maintain Delta tables."""
+@click.option(
+    "--storage-option",
+    "-o",
+    "storage_option",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Object store setting as delta-rs takes it (aws_region=..., aws_endpoint_url=...); repeatable. Overrides the environment.",
+)
+@click.pass_context
+def main(context: click.Context, verbose: bool, storage_option: tuple[str, ...]) -> None:
+    """Inspect and maintain Delta tables (local paths, s3://, gs://, az://, abfss://...)."""
+    context.obj = _storage_options(storage_option)
     logging.basicConfig(level=logging.INFO if verbose else logging.ERROR, format="%(levelname)s %(message)s")
 
 
@@ -127,7 +165,7 @@ def describe(table: str, version: int | None, as_json: bool) -> None:
 def history(table: str, limit: int | None, as_json: bool) -> None:
     """The commitInfo of each version, newest first."""
     try:
-        records = Table(table).history(limit)
+        records = open_table(table).history(limit)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
     rows = [{**r.commit_info, "version": r.version, "timestamp": _iso(r.timestamp)} for r in records]
@@ -160,7 +198,7 @@ def _report(facts: dict[str, Any], as_json: bool) -> None:
 def vacuum(table: str, retain_hours: float | None, dry_run: bool, no_retention_check: bool, as_json: bool) -> None:
     """Delete files no version inside the retention window reads."""
     try:
-        delta = Table(table)
+        delta = open_table(table)
         plan = plan_vacuum(delta, retain_hours, check_retention=not no_retention_check)
         if dry_run:
             if as_json:
@@ -186,7 +224,7 @@ def restore(table: str, version: int | None, timestamp: str | None, as_json: boo
     if (version is None) == (timestamp is None):
         raise click.UsageError("give --version or --timestamp (one of them)")
     try:
-        metrics = restore_table(Table(table), version=version, timestamp=timestamp)
+        metrics = restore_table(open_table(table), version=version, timestamp=timestamp)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
     _report(metrics.as_operation_metrics(), as_json)

@@ -32,6 +32,15 @@ class PathOutsideTableError(InvalidLogError):
     """
 
 
+class StorageError(DeltaError, OSError):
+    """The object store refused or could not answer: bad credentials, a missing bucket or
+    container, an unreachable endpoint. The message names the table and the cause.
+
+    An ``OSError`` too, so code that handles I/O failures generically keeps doing so; never a
+    ``FileNotFoundError``, so a missing bucket is not mistaken for a missing log file.
+    """
+
+
 class UnsupportedFeatureError(DeltaError):
     """The table needs a protocol version or table feature this library does not implement."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -28,8 +29,12 @@ class CommitRecord:
 class Table:
     """A Delta table at a location. Cheap to create; every call reads the log afresh."""
 
-    def __init__(self, location: str, storage: Storage | None = None) -> None:
-        resolved_storage, root = resolve_table_root(location)
+    def __init__(self, location: str, storage: Storage | None = None, storage_options: Mapping[str, str] | None = None) -> None:
+        """``location``: a local path, ``file:`` URI or object-store URL (``s3://``, ``gs://``,
+        ``az://``...). ``storage_options`` configure an object store (keys as delta-rs takes
+        them, e.g. ``aws_access_key_id``); what they leave out comes from the environment.
+        """
+        resolved_storage, root = resolve_table_root(location, storage_options)
         self.storage = storage or resolved_storage
         self.root = root
         self.log_dir = f"{root}/{LOG_DIR}"

@@ -24,7 +24,6 @@ import os
 import posixpath
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -84,7 +83,8 @@ def _is_hidden(name: str, partition_columns: tuple[str, ...]) -> bool:
 
 def _relative_inside(table_root: str, path: str) -> str | None:
     """``path`` relative to the root, once normalized, if it lies strictly inside it; else None."""
-    normalized = posixpath.normpath(path)
+    scheme, sep, rest = path.partition("://")  # an object-store URL keeps its "//"
+    normalized = scheme + sep + posixpath.normpath(rest) if sep else posixpath.normpath(path)
     prefix = table_root.rstrip("/") + "/"
     return normalized[len(prefix) :] if normalized.startswith(prefix) else None
 
@@ -191,10 +191,9 @@ def execute_vacuum(
     }
     metrics = {"numFilesToDelete": len(plan.files), "sizeOfDataToDelete": plan.size_in_bytes}
     table.transaction().commit([], "VACUUM START", parameters, metrics)
-    with ThreadPoolExecutor(max_workers=parallelism) as pool:
-        done = pool.map(lambda f: table.storage.delete(f.path), plan.files)
-        for _ in progress(done, len(plan.files)) if progress else done:
-            pass
+    done = table.storage.delete_many([f.path for f in plan.files], parallelism)  # bulk requests on object stores
+    for _ in progress(done, len(plan.files)) if progress else done:
+        pass
     directories = _deleted_directories(table, plan.directories)
     end_metrics = {"numDeletedFiles": len(plan.files), "numVacuumedDirectories": directories}
     table.transaction().commit([], "VACUUM END", {"status": "COMPLETED"}, end_metrics)
