@@ -38,3 +38,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pyspark.sql.Spar
     session.conf.set("spark.sql.shuffle.partitions", "4")
     yield session
     session.stop()
+
+
+# Object-store endpoints on loopback (moto's S3 server, Azurite), for tests/test_object_stores.py.
+from object_stores import azurite, moto_s3  # noqa: E402,F401
