@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import time
@@ -208,6 +209,8 @@ def test_kernel_round_trip_on_s3_and_s3a_spellings(moto_s3: MotoServer) -> None:
     assert f"sales/_delta_log/{3:020d}.checkpoint.parquet" in keys and "sales/_delta_log/_last_checkpoint" in keys
     assert not any(k.startswith("s3a") or "//" in k for k in keys), keys  # one set of objects, whatever the spelling
     assert s3.snapshot().segment.checkpoint_version == 3
+    shipped = pickle.loads(pickle.dumps(s3.storage))  # as Spark ships it to executors: rebuilt from its options
+    assert shipped.read(f"{s3.root}/{b.path}") == s3.storage.read(f"{s3a.root}/{b.path}")
     for version, files in enumerate(expected):
         assert set(s3.snapshot(version).file_paths()) == set(s3a.snapshot(version).file_paths()) == files
         if version:

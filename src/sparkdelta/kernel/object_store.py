@@ -445,9 +445,7 @@ class ObjectStoreStorage(Storage):
                 f"{self.table_root}: {self._where(url)} does not support conditional writes, which Delta commits need "
                 f"({_first_line(error)})"
             ) from error
-        except FileNotFoundError as error:
-            raise self._fail("write", path, url, error) from error
-        except BaseError as error:
+        except (FileNotFoundError, BaseError) as error:  # a 404 here is the bucket's
             raise self._fail("write", path, url, error) from error
 
     def write(self, path: str, data: bytes) -> None:
