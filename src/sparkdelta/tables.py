@@ -170,7 +170,11 @@ class DeltaTable:
         delete(self._spark, self._table, _checked_condition(condition))
 
     def update(self, condition: str | Column | None = None, set: dict[str, str | Column] | None = None) -> None:
-        """Set columns (``set``: name -> SQL text or Column) on the rows where ``condition`` is true."""
+        """Set columns (``set``: name -> SQL text or Column) on the rows where ``condition`` is true.
+
+        Names are delta-spark's: backquotes quote a part (```x-y,z```, ```a.b``` the column),
+        an unquoted dot reaches into a struct (``s.f``), and case does not matter.
+        """
         from .spark.dml.update import update
 
         if not isinstance(set, dict) or not set:

@@ -67,7 +67,7 @@ def _assignments(expressions: list[exp.Expression], qualifiers: set[str], keep_v
     for assignment in expressions:
         if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
             raise DeltaSqlError(f"SET takes column = expression pairs, not {assignment.sql(dialect='spark')}")
-        column = _unqualified(assignment.this, qualifiers).replace("`", "")
+        column = _unqualified(assignment.this, qualifiers)  # quoted as written: the key is a column name, `a.b` too
         value = assignment.expression
         result[column] = value.sql(dialect="spark") if keep_values_qualified else _unqualified(value, qualifiers)
     return result
@@ -174,7 +174,7 @@ def _clause(builder: Any, when: exp.When, qualifiers: set[str]) -> Any:
             raise DeltaSqlError("MERGE: INSERT needs WHEN NOT MATCHED [BY TARGET]")
         if isinstance(then.this, exp.Star):
             return builder.whenNotMatchedInsertAll(condition)
-        columns = [c.sql(dialect="spark").replace("`", "") for c in then.this.expressions]
+        columns = [c.sql(dialect="spark") for c in then.this.expressions]
         values = [v.sql(dialect="spark") for v in then.expression.expressions]
         if len(columns) != len(values):
             raise DeltaSqlError(f"MERGE: INSERT names {len(columns)} columns but gives {len(values)} values")

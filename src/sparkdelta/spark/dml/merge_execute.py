@@ -24,12 +24,14 @@
    commit (no row changed) commits nothing.
 
 Row counts come from the Spark jobs that do the work (an ``Observation`` on the write, or
-an aggregate over the staged rows), never from a pass of their own or a loop in Python.
+an aggregate over the staged rows), never from a loop in Python, and from a pass of their
+own only when Spark loses an observation (a write that got no row, see ``_observed``).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -146,7 +148,8 @@ def _materialized(spark: SparkSession, source: DataFrame, insert_only: bool) -> 
         return source, None
     observation = Observation("merge_source")
     kept = source.observe(observation, F.count(F.lit(1)).alias("rows")).localCheckpoint(eager=True)
-    return kept, int(observation.get["rows"])
+    observed = _observed(observation)
+    return kept, observed["rows"] if observed is not None else kept.count()
 
 
 def _evolve(dml: DmlCommit, plan: MergePlan) -> None:
@@ -165,8 +168,24 @@ def _evolve(dml: DmlCommit, plan: MergePlan) -> None:
     dml.snapshot = evolved
 
 
-def _by_code(observation: Observation) -> dict[int, int]:
-    return {int(code): int(rows) for code, rows in observation.get.items()}
+def _observed(observation: Observation) -> dict[str, int] | None:
+    """The counts ``observation`` collected; None when Spark lost them.
+
+    Adaptive execution replaces a plan above a shuffle that came out empty (a partitioned
+    write's ``repartition``) by an empty relation, and an observation below that shuffle
+    is then never reported (``Observation.get`` fails with an AssertionError from
+    ``toPyRow``). That happens only when no row reached the write, so the caller knows
+    the counts from that, or counts again (a job of its own in that case only).
+    """
+    if observation._jo is not None and observation._jo.getRow().size() == 0:
+        return None
+    return {name: int(value) for name, value in observation.get.items()}
+
+
+def _by_code(observation: Observation, recount: Callable[[], dict[int, int]]) -> dict[int, int]:
+    """Rows per action code, as ``observation`` counted them, else as ``recount()`` does."""
+    observed = _observed(observation)
+    return recount() if observed is None else {int(code): rows for code, rows in observed.items()}
 
 
 def _code_counts(plan: MergePlan) -> list[Column]:
@@ -192,7 +211,8 @@ def _write_inserts(dml: DmlCommit, plan: MergePlan, sources: DataFrame, counts: 
     rows = sources.withColumn(ACTION, first_clause(plan.not_matched, DROP)).observe(observation, *_code_counts(plan))
     rows = rows.where(F.col(ACTION) != DROP).select(*output_columns(plan, copies=False), F.col(ACTION))
     dml.add_rows(_partitioned(with_generated(plan, rows).drop(ACTION), dml.snapshot))
-    counts.add(plan, _by_code(observation))
+    # Lost only when no row was written: every row was dropped, and drops are not counted.
+    counts.add(plan, _by_code(observation, dict))
 
 
 def _insert_only(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, counts: MergeCounts, stable: bool, counted: bool) -> None:
@@ -208,7 +228,8 @@ def _insert_only(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, counts: Me
     with dml.timed("rewriteTimeMs", "writing the inserted rows"):
         _write_inserts(dml, plan, sources, counts)
     if observation is not None:
-        counts.source = int(observation.get["rows"])
+        observed = _observed(observation)
+        counts.source = observed["rows"] if observed is not None else plan.source.count()
 
 
 def _any_condition(clauses: list) -> Column:
@@ -311,12 +332,13 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
         staged = staged.observe(observation, *_code_counts(plan))
         dml.remove_files(touched)
         dml.add_rows(_partitioned(staged.where(~F.col(ACTION).isin(removed)).select(*names), dml.snapshot))
-        counts.add(plan, _by_code(observation))
+        # Lost when every row was deleted: the deletes are counted again then.
+        counts.add(plan, _by_code(observation, lambda: _count_by_code(staged)))
         _correct_deletes(counts, extra)
         return
     staged = staged.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        counts.add(plan, {int(r[0]): int(r[1]) for r in staged.groupBy(ACTION).count().collect()})
+        counts.add(plan, _count_by_code(staged))
         _correct_deletes(counts, extra)
         if vectors:
             changed = staged.where(F.col(ACTION).isin(_codes(plan, "update", "delete")))
@@ -330,6 +352,11 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
             dml.add_changes(_change_rows(plan, staged, names, dedupe=extra > 0))
     finally:
         staged.unpersist()
+
+
+def _count_by_code(staged: DataFrame) -> dict[int, int]:
+    """Rows of each action code, by a job of its own."""
+    return {int(r[0]): int(r[1]) for r in staged.groupBy(ACTION).count().collect()}
 
 
 def _correct_deletes(counts: MergeCounts, extra: int) -> None:

@@ -23,18 +23,18 @@ clause does not set are computed from the row's new values; set ones are checked
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StringType, StructField, StructType
+from pyspark.sql.types import DataType, LongType, StringType, StructField, StructType
 
 from ...kernel import Metadata, Protocol, Snapshot, metadata_change
 from ..generated import GENERATION_EXPRESSION
 from ..read import ROW_INDEX_COLUMN, spark_schema, without_field_metadata
 from ..write_schema import DeltaAnalysisException, bare, delta_schema_json, new_table_schema
+from .assignments import conform, resolve_assignments, struct_update
 from .common import FILE_PATH_COLUMN
 from .merge import MergeClause
 
@@ -139,13 +139,14 @@ def output_columns(plan: MergePlan, copies: bool = True) -> list[Column]:
     """The table's columns of each row after its action (``ACTION``): new values, or the old for a copy.
 
     Without ``copies`` the rows are source rows only (inserts), with no target columns to
-    copy from. Generated columns a clause leaves out are computed afterwards (``with_generated``).
+    copy from, so only the insert clauses' values are used (the others may name the target).
+    Generated columns a clause leaves out are computed afterwards (``with_generated``).
     """
     action = F.col(ACTION)
     columns = []
     for target_field in plan.schema.fields:
         value: Column | None = None
-        for clause in plan.clauses:
+        for clause in plan.clauses if copies else plan.not_matched:
             given = clause.values.get(target_field.name)
             if given is None:
                 continue
@@ -312,34 +313,25 @@ def _star_values(
 def _explicit_values(plan: MergePlan, clause: MergeClause, side: DataFrame, where: str) -> tuple[dict[str, Column], set[str]]:
     """``set`` / ``values``: the named columns (nested fields by dotted path); an insert's others are null."""
     assert clause.assignments is not None
-    targets = {f.name.lower(): f for f in plan.schema.fields}
-    paths: list[tuple[StructField, tuple[str, ...], Column]] = []
-    seen: set[str] = set()
-    for key, value in clause.assignments:
-        parts = _name_parts(key)
-        if len(parts) > 1 and parts[0].lower() == plan.target_alias.lower() and parts[1].lower() in targets:
-            parts = parts[1:]
-        top = targets.get(parts[0].lower())
-        if top is None:
-            names = ", ".join(f.name for f in plan.schema.fields)
-            raise DeltaAnalysisException(f"Cannot resolve {key} in {where} given the table's columns {names}")
-        path = (top.name, *parts[1:])
-        if ".".join(path).lower() in seen:
-            raise DeltaAnalysisException(f"Multiple assignments in {where} to the column {key}")
-        seen.add(".".join(path).lower())
-        if len(path) > 1 and clause.action == "insert":
-            raise DeltaAnalysisException(f"Nested field {key} is not supported in the {where} (assign the whole struct)")
-        paths.append((top, path, expression(value)))
-    types = side.select(*[v for _, _, v in paths]).schema.fields
+    keyed = [(key, expression(value)) for key, value in clause.assignments]
+    assignments = resolve_assignments(keyed, plan.schema, plan.target_alias, where)
+    nested_insert = next((a for a in assignments if a.path and clause.action == "insert"), None)
+    if nested_insert is not None:
+        raise DeltaAnalysisException(
+            f"Nested field {nested_insert.key} is not supported in the {where} (assign the whole struct)"
+        )
+    types = side.select(*[a.value for a in assignments]).schema.fields
     values: dict[str, Column] = {}
     nested: dict[str, list[tuple[tuple[str, ...], Column, DataType]]] = {}
-    for (top, path, value), typed in zip(paths, types, strict=True):
-        if len(path) == 1:
-            values[top.name] = conform(value, typed.dataType, top.dataType, top.name, False)
+    for assignment, typed in zip(assignments, types, strict=True):
+        top = assignment.column
+        if assignment.path:
+            nested.setdefault(top.name, []).append((assignment.path, assignment.value, typed.dataType))
         else:
-            nested.setdefault(top.name, []).append((path[1:], value, typed.dataType))
+            values[top.name] = conform(assignment.value, typed.dataType, top.dataType, top.name, False)
+    targets = {f.name: f for f in plan.schema.fields}
     for name, assigned in nested.items():
-        values[name] = _struct_update(plan.old_value(targets[name.lower()]), targets[name.lower()], assigned)
+        values[name] = struct_update(plan.old_value(targets[name]), targets[name], assigned)
     computed = set()
     for target_field in plan.schema.fields:
         if target_field.name in values:
@@ -350,80 +342,6 @@ def _explicit_values(plan: MergePlan, clause: MergeClause, side: DataFrame, wher
         elif clause.action == "insert":
             values[target_field.name] = F.lit(None).cast(target_field.dataType)
     return values, computed
-
-
-def _name_parts(name: str) -> list[str]:
-    """A column name's parts: dots separate, backticks quote (``a.b``, ```a.b`.c``)."""
-    parts = re.findall(r"`((?:[^`]|``)*)`|([^.`]+)", name)
-    return [quoted_part.replace("``", "`") if quoted_part else plain.strip() for quoted_part, plain in parts]
-
-
-def _struct_update(old: Column, target_field: StructField, assigned: list[tuple[tuple[str, ...], Column, DataType]]) -> Column:
-    """The struct ``old`` with the assigned nested fields replaced, the rest kept, as delta-spark builds it."""
-    struct_type = target_field.dataType
-    if not isinstance(struct_type, StructType):
-        raise DeltaAnalysisException(f"{target_field.name} is not a struct: its fields cannot be assigned")
-    by_name = {f.name.lower(): f for f in struct_type.fields}
-    fields = []
-    for inner in struct_type.fields:
-        mine = [(p[1:], v, t) for p, v, t in assigned if p[0].lower() == inner.name.lower()]
-        current = old.getField(inner.name)
-        whole = [(v, t) for p, v, t in mine if not p]
-        if whole:
-            value = conform(whole[0][0], whole[0][1], inner.dataType, inner.name, False)
-        elif mine:
-            value = _struct_update(current, inner, mine)
-        else:
-            value = current
-        fields.append(value.alias(inner.name))
-    unknown = [p[0] for p, _, _ in assigned if p[0].lower() not in by_name]
-    if unknown:
-        raise DeltaAnalysisException(f"No such struct field {unknown[0]} in {target_field.name}")
-    return F.struct(*fields)
-
-
-def conform(value: Column, given: DataType, wanted: DataType, name: str, evolve: bool) -> Column:
-    """``value`` (of type ``given``) as ``wanted``: struct fields matched by name at any depth, then cast.
-
-    A struct field ``wanted`` has and ``given`` lacks is null when the schema evolves (the
-    field was added for other rows), an error otherwise; one ``given`` has and ``wanted``
-    lacks is an error (the schema would have to evolve).
-    """
-    if bare(given) == bare(wanted):
-        return value  # a cast could only tighten nullability, which Spark refuses
-    if isinstance(given, StructType) and isinstance(wanted, StructType):
-        by_name = {f.name.lower(): f for f in given.fields}
-        extra = sorted(set(by_name) - {f.name.lower() for f in wanted.fields})
-        if extra:
-            raise DeltaAnalysisException(
-                f"Cannot write struct field {name}.{by_name[extra[0]].name}: the table has no such field "
-                "(enable schema evolution to add it)"
-            )
-        fields = []
-        for inner in wanted.fields:
-            source_field = by_name.get(inner.name.lower())
-            if source_field is None and not evolve:
-                raise DeltaAnalysisException(
-                    f"Cannot write struct {name}: the value lacks field {inner.name} (enable schema evolution to leave it null)"
-                )
-            inner_value = (
-                F.lit(None).cast(inner.dataType)
-                if source_field is None
-                else conform(
-                    value.getField(source_field.name), source_field.dataType, inner.dataType, f"{name}.{inner.name}", evolve
-                )
-            )
-            fields.append(inner_value.alias(inner.name))
-        return F.when(value.isNull(), F.lit(None).cast(wanted)).otherwise(F.struct(*fields))
-    if isinstance(given, ArrayType) and isinstance(wanted, ArrayType):
-        element: Callable[[Column], Column] = lambda x: conform(x, given.elementType, wanted.elementType, name, evolve)  # noqa: E731
-        return F.transform(value, element)
-    if isinstance(given, MapType) and isinstance(wanted, MapType):
-        return F.transform_values(
-            value.cast(MapType(wanted.keyType, given.valueType, given.valueContainsNull)),
-            lambda _, v: conform(v, given.valueType, wanted.valueType, name, evolve),
-        )
-    return value.cast(wanted)
 
 
 # --------------------------------------------------------------------------- history

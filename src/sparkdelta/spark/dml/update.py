@@ -17,13 +17,14 @@ from collections.abc import Mapping
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField
+from pyspark.sql.types import DataType, StructField
 
 from ...kernel import Snapshot, Table
 from ...kernel.transaction import CommitResult
 from ..generated import GENERATION_EXPRESSION, generated_value
-from ..read import spark_schema
+from ..read import spark_schema, without_field_metadata
 from ..write_schema import DeltaAnalysisException
+from .assignments import resolve_assignments, struct_update
 from .common import (
     CHANGE_TYPE_COLUMN,
     FILE_PATH_COLUMN,
@@ -49,22 +50,27 @@ def _col(name: str) -> Column:
     return F.col("`" + name.replace("`", "``") + "`")
 
 
-def _assignments(snapshot: Snapshot, assignments: Mapping[str, str | Column]) -> dict[str, Column]:
-    """Each assigned column's new value, cast to its type, keyed by the table's spelling of its name."""
+def _assignments(spark: SparkSession, snapshot: Snapshot, assignments: Mapping[str, str | Column]) -> dict[str, Column]:
+    """Each assigned column's new value, cast to its type, keyed by the table's spelling of its name.
+
+    Keys are column names as delta-spark parses them (``assignments.attribute_parts``):
+    ```x-y,z``` is that column, ``s.f`` field ``f`` of the struct ``s``, folded into it.
+    """
+    where = f"the UPDATE of {snapshot.table_root}"
     if not assignments:
-        raise DeltaAnalysisException(f"{snapshot.table_root}: UPDATE needs at least one column to set")
-    fields = {f.name.lower(): f for f in spark_schema(snapshot).fields}
-    values: dict[str, Column] = {}
-    for name, value in assignments.items():
-        field = fields.get(name.lower())
-        if field is None:
-            raise DeltaAnalysisException(
-                f"{snapshot.table_root}: UPDATE cannot set {name!r}: the table's columns are "
-                f"{', '.join(f.name for f in fields.values())} (nested fields are set by assigning their struct)"
-            )
-        if field.name in values:
-            raise DeltaAnalysisException(f"{snapshot.table_root}: UPDATE sets column {field.name} twice")
-        values[field.name] = condition_column(value).cast(field.dataType)
+        raise DeltaAnalysisException(f"{where} needs at least one column to set")
+    schema = spark_schema(snapshot)
+    resolved = resolve_assignments([(k, condition_column(v)) for k, v in assignments.items()], schema, None, where)
+    values = {a.column.name: a.value.cast(a.column.dataType) for a in resolved if not a.path}
+    nested = [a for a in resolved if a.path]
+    if nested:  # their values' types, to fit them into the struct's fields
+        probe = spark.createDataFrame([], without_field_metadata(schema))
+        types = probe.select(*[a.value for a in nested]).schema.fields
+        by_column: dict[str, list[tuple[tuple[str, ...], Column, DataType]]] = {}
+        for assignment, typed in zip(nested, types, strict=True):
+            by_column.setdefault(assignment.column.name, []).append((assignment.path, assignment.value, typed.dataType))
+        for a in nested:
+            values[a.column.name] = struct_update(_col(a.column.name), a.column, by_column[a.column.name])
     return values
 
 
@@ -92,7 +98,7 @@ def update(
 ) -> CommitResult | None:
     """Set ``assignments`` (column -> SQL text or Column) on the rows where ``condition`` is true; None if none is."""
     snapshot = table.snapshot()
-    values = _assignments(snapshot, assignments)
+    values = _assignments(spark, snapshot, assignments)
     generated = _recomputed(snapshot, values)
     parameters = {"predicate": json.dumps([condition_sql(spark, snapshot, condition)] if condition is not None else [])}
     with DmlCommit(spark, table, snapshot, "UPDATE", parameters) as dml:
