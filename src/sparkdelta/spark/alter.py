@@ -29,12 +29,24 @@ from .read import read_snapshot, spark_schema
 from .write_schema import DeltaAnalysisException, delta_schema_json, new_table_schema
 
 
-def _commit(table: Table, change: Any, operation: str, parameters: dict[str, Any]) -> None:
-    """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata."""
+def _commit(
+    table: Table, change: Any, operation: str, parameters: dict[str, Any], renamed_partition: tuple[str, str] | None = None
+) -> None:
+    """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata.
+
+    ``renamed_partition`` (old name, new name) renames a partition column in the
+    metadata's partition columns too, as delta-spark does.
+    """
     snapshot = table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
     configuration, schema = change(dict(snapshot.metadata.configuration), spark_schema(snapshot))
-    wanted: Metadata = replace(snapshot.metadata, configuration=configuration, schema_string=delta_schema_json(schema))
+    partition_columns = snapshot.metadata.partition_columns
+    if renamed_partition is not None:
+        old, new = renamed_partition
+        partition_columns = tuple(new if c.lower() == old.lower() else c for c in partition_columns)
+    wanted: Metadata = replace(
+        snapshot.metadata, configuration=configuration, schema_string=delta_schema_json(schema), partition_columns=partition_columns
+    )
     prepared, protocol = metadata_change.prepare(wanted, snapshot.metadata, snapshot.protocol)
     actions: list[Any] = [prepared] if protocol is snapshot.protocol else [protocol, prepared]
     table.transaction(read_snapshot=snapshot).commit(actions, operation, parameters)
@@ -130,18 +142,19 @@ def _require_mapping(table: Table, what: str) -> None:
 
 
 def rename_column(table: Table, path: list[str], new_name: str) -> None:
+    """Rename a column or struct field; data files keep its physical name. A partition column
+    is renamed in the partition columns too (partition values are keyed by physical name)."""
     _require_mapping(table, "renaming a column")
 
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
         parent, field = _field(schema, path, table.root)
         if any(f.name.lower() == new_name.lower() for f in parent.fields if f is not field):
             raise DeltaAnalysisException(f"{table.root}: cannot rename {'.'.join(path)} to {new_name}: that column exists")
-        if len(path) == 1 and any(c.lower() == path[0].lower() for c in table.snapshot().partition_columns):
-            raise DeltaAnalysisException(f"{table.root}: cannot rename partition column {path[0]}")
         renamed = StructField(new_name, field.dataType, field.nullable, field.metadata)
         return conf, _replaced(schema, path[:-1], StructType([renamed if f is field else f for f in parent.fields]))
 
-    _commit(table, change, "RENAME COLUMN", {"oldColumnPath": ".".join(path), "newColumnPath": ".".join([*path[:-1], new_name])})
+    parameters = {"oldColumnPath": ".".join(path), "newColumnPath": ".".join([*path[:-1], new_name])}
+    _commit(table, change, "RENAME COLUMN", parameters, (path[0], new_name) if len(path) == 1 else None)
 
 
 def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> None:

@@ -81,7 +81,7 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
     schema = new_table_schema(StructType([*data.fields, *partitions.fields]))
     metadata = Metadata(str(uuid.uuid4()), delta_schema_json(schema), tuple(columns), {}, created_time=int(time.time() * 1000))
     prepared, protocol = metadata_change.prepare(metadata, None, None)
-    indexed = {".".join(leaf.physical) for leaf in stats_leaves(prepared.schema, prepared.partition_columns, {})}
+    indexed = {leaf.physical for leaf in stats_leaves(prepared.schema, prepared.partition_columns, {})}
     adds = [
         AddFile(
             log_path(f.path[len(table.root) + 1 :]),
@@ -89,7 +89,7 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
             f.size,
             f.modification_time,
             True,
-            file_stats(f.path, {}, indexed)[0],
+            file_stats(f.path, indexed)[0],
         )
         for f, partition in zip(files, values, strict=True)
     ]

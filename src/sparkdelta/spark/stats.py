@@ -17,10 +17,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 STRING_PREFIX_LENGTH = 32
-DEFAULT_NUM_INDEXED_COLS = 32
 # delta-spark's tie-breakers for a cut max: the ASCII max when the cut character is below
 # it, else the largest code point; a max too long to cut within twice the prefix gets none.
 _ASCII_MAX = "\x7f"
@@ -91,46 +91,47 @@ def _json_value(value: Any, is_max: bool) -> Any:
     return value
 
 
-def _set_nested(target: dict[str, Any], path: list[str], value: Any) -> None:
+def _set_nested(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     for part in path[:-1]:
         target = target.setdefault(part, {})
     target[path[-1]] = value
 
 
-def indexed_columns(column_paths: list[str], configuration: dict[str, str]) -> set[str]:
-    """Leaf column paths that get stats: ``dataSkippingStatsColumns`` or the first N leaves."""
-    explicit = configuration.get("delta.dataSkippingStatsColumns")
-    if explicit:
-        wanted = [c.strip().strip("`") for c in explicit.split(",") if c.strip()]
-        return {p for p in column_paths if any(p == w or p.startswith(w + ".") for w in wanted)}
-    limit = int(configuration.get("delta.dataSkippingNumIndexedCols", DEFAULT_NUM_INDEXED_COLS))
-    return set(column_paths if limit < 0 else column_paths[:limit])
+def _leaf_paths(data_type: pa.DataType, path: tuple[str, ...]) -> list[tuple[str, ...] | None]:
+    """The Parquet leaf columns under a field of ``data_type``, in file order: each one's names, or None
+    inside a list or map (no stats there).
+
+    Names are kept whole: a Parquet column's dotted path cannot tell the column ``a.b``
+    from field ``b`` of a struct ``a``.
+    """
+    if pa.types.is_struct(data_type):
+        return [leaf for child in data_type for leaf in _leaf_paths(child.type, (*path, child.name))]
+    if pa.types.is_map(data_type):
+        return [None] * (len(_leaf_paths(data_type.key_type, ())) + len(_leaf_paths(data_type.item_type, ())))
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or pa.types.is_fixed_size_list(data_type):
+        return [None] * len(_leaf_paths(data_type.value_type, ()))
+    return [path]
 
 
-def file_stats(path: str, configuration: dict[str, str], indexed: set[str] | None = None) -> tuple[str, int]:
+def file_stats(path: str, indexed: set[tuple[str, ...]]) -> tuple[str, int]:
     """The stats JSON of one Parquet file and its row count.
 
-    ``indexed`` names the leaf columns to collect, as dotted physical paths (from
-    ``kernel.stats_schema.stats_leaves``); without it they follow the configuration,
-    reading the file's column names as the table's.
+    ``indexed`` names the leaf columns to collect by their physical names, outermost first
+    (``kernel.stats_schema.stats_leaves``).
     """
     metadata = pq.ParquetFile(path).metadata
-    leaves: dict[str, dict[str, Any]] = {}
-    order: list[str] = []
-    schema = metadata.schema
-    for i in range(metadata.num_columns):
-        column = schema.column(i)
-        if column.max_repetition_level == 0:
-            order.append(column.path)
-    if indexed is None:
-        indexed = indexed_columns(order, configuration)
+    paths = [leaf for field in metadata.schema.to_arrow_schema() for leaf in _leaf_paths(field.type, (field.name,))]
+    if len(paths) != metadata.num_columns:
+        raise ValueError(f"{path}: {metadata.num_columns} Parquet columns but {len(paths)} leaves in its Arrow schema")
+    leaves: dict[tuple[str, ...], dict[str, Any]] = {}
     for group_index in range(metadata.num_row_groups):
         group = metadata.row_group(group_index)
         for i in range(group.num_columns):
-            chunk = group.column(i)
-            if chunk.path_in_schema not in indexed:
+            column_path = paths[i]
+            if column_path is None or column_path not in indexed:
                 continue
-            leaf = leaves.setdefault(chunk.path_in_schema, {"min": None, "max": None, "nulls": 0, "complete": True})
+            chunk = group.column(i)
+            leaf = leaves.setdefault(column_path, {"min": None, "max": None, "nulls": 0, "complete": True})
             stats = chunk.statistics
             if stats is None or not stats.has_null_count:
                 leaf["nulls"] = None
@@ -145,18 +146,17 @@ def file_stats(path: str, configuration: dict[str, str], indexed: set[str] | Non
     mins: dict[str, Any] = {}
     maxs: dict[str, Any] = {}
     nulls: dict[str, Any] = {}
-    for column_path in order:
-        if column_path not in leaves:
+    for column_path in paths:
+        if column_path is None or column_path not in leaves:
             continue
         leaf = leaves[column_path]
-        parts = column_path.split(".")
         if leaf["nulls"] is not None:
-            _set_nested(nulls, parts, leaf["nulls"])
+            _set_nested(nulls, column_path, leaf["nulls"])
         if leaf["complete"] and leaf["min"] is not None:
             low, high = _json_value(leaf["min"], False), _json_value(leaf["max"], True)
             if low is not None and high is not None:
-                _set_nested(mins, parts, low)
-                _set_nested(maxs, parts, high)
+                _set_nested(mins, column_path, low)
+                _set_nested(maxs, column_path, high)
     stats_json = {"numRecords": metadata.num_rows, "minValues": mins, "maxValues": maxs, "nullCount": nulls}
     text = json.dumps(stats_json, separators=(",", ":"), ensure_ascii=False)
     return _TAGGED_DECIMAL.sub(r"\1", text), metadata.num_rows

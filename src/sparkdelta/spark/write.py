@@ -143,7 +143,7 @@ class _Layout:
 
     partition_columns: list[str]
     timestamp_partitions: set[str]
-    indexed: set[str]
+    indexed: set[tuple[str, ...]]
     time_zone: str
     optimize_write: bool
 
@@ -155,7 +155,7 @@ def _layout(spark: SparkSession, schema: StructType, metadata: Metadata) -> _Lay
     return _Layout(
         [physical_name(f) for f in partitions],
         {physical_name(f) for f in partitions if isinstance(f.dataType, TimestampType)},
-        {".".join(leaf.physical) for leaf in leaves},
+        {leaf.physical for leaf in leaves},
         str(spark.conf.get("spark.sql.session.timeZone", "UTC")),
         enabled(spark, metadata.configuration, OPTIMIZE_WRITE),
     )
@@ -185,7 +185,7 @@ def _write_files(df: DataFrame, root: str, layout: _Layout, configuration: dict[
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 os.replace(f"{directory}/{name}", target)
                 moved.append(target)
-                stats, _ = file_stats(target, configuration, layout.indexed)
+                stats, _ = file_stats(target, layout.indexed)
                 partition_values = _partition_values(relative_dir, layout.timestamp_partitions, layout.time_zone)
                 adds.append(AddFile(log_path(relative), partition_values, os.path.getsize(target), now, data_change, stats))
     except BaseException:
