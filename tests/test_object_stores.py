@@ -239,6 +239,22 @@ def test_kernel_round_trip_on_s3_and_s3a_spellings(moto_s3: MotoServer) -> None:
     assert delta_rs_ids(f"s3://{bucket}/sales", options) == [3, 4, 5, 6]
 
 
+@pytest.mark.parametrize("scheme", ["s3", "s3a"])
+def test_vacuum_keeps_files_the_log_names_by_their_url(moto_s3: MotoServer, scheme: str) -> None:
+    """A file inside the root named by its absolute (encoded) URL is the same file as its relative key."""
+    bucket = moto_s3.new_bucket("urlnamed")
+    table = Table(f"s3://{bucket}/dt=2024-01-01 é", storage_options=moto_s3.options)
+    create(table)
+    named = put_parquet(table, "p=a/named.parquet", [1])
+    plain = put_parquet(table, "p=a/plain.parquet", [2])
+    url = f"{scheme}://{bucket}/dt%3D2024-01-01%20%C3%A9/p%3Da/named.parquet"
+    table.transaction().commit([AddFile(url, {"p": "a"}, named.size, now_ms()), plain], "WRITE")
+    plan = plan_vacuum(table, 0, check_retention=False, now_ms=now_ms() + 5_000)
+    assert list(plan.files) == []
+    execute_vacuum(table, plan)
+    assert {k.rsplit("/", 1)[-1] for k in moto_s3.keys(bucket) if "_delta_log" not in k} == {"named.parquet", "plain.parquet"}
+
+
 MANIFEST = load_manifest()
 
 

@@ -81,20 +81,25 @@ def _relative_to(absolute: pa.Array, table_root: str) -> pa.Array:
 
 def canonical_paths(paths: pa.Array, table_root: str) -> pa.Array:
     """One key per file, whatever the spelling: the decoded path, relative to ``table_root``
-    when the file lies inside it, else absolute (``/p``). Other schemes' URIs stay as written.
+    when the file lies inside it, else absolute (``/p``, or a decoded URL).
 
-    ``table_root`` is the decoded local path of the root (``Table.root``).
+    ``table_root`` is ``Table.root``: the decoded local path, or an object store's URL
+    (``s3://bucket/t``). Object-store URLs are compared decoded, ``s3a://`` as ``s3://``
+    (the same objects), so a file inside the root named by its URL is the relative one.
     """
     if len(paths) == 0:
         return paths
     local_uri = pc.match_substring_regex(paths, _LOCAL_FILE_URI)
     absolute = pc.or_(local_uri, pc.starts_with(paths, "/"))
-    if not pc.any(pc.or_(absolute, pc.match_substring(paths, "%"))).as_py():
+    other_scheme = pc.and_(pc.invert(absolute), pc.match_substring_regex(paths, _SCHEME))
+    if not pc.any(pc.or_(pc.or_(absolute, other_scheme), pc.match_substring(paths, "%"))).as_py():
         return paths
     decoded = percent_decode(pc.if_else(local_uri, pc.replace_substring_regex(paths, _LOCAL_FILE_PREFIX, ""), paths))
     keys = pc.replace_with_mask(decoded, absolute, _relative_to(_normalize_absolute(decoded.filter(absolute)), table_root))
-    other_scheme = pc.and_(pc.invert(absolute), pc.match_substring_regex(paths, _SCHEME))
-    return pc.if_else(other_scheme, paths, keys)
+    if not pc.any(other_scheme).as_py():
+        return keys
+    urls = pc.replace_substring_regex(decoded.filter(other_scheme), r"^s3a://", "s3://")
+    return pc.replace_with_mask(keys, other_scheme, _relative_to(urls, table_root))
 
 
 def _leaves_root(decoded_relative: str) -> bool:
