@@ -132,3 +132,16 @@ def test_concurrent_appends_pass_and_concurrent_deletes_of_compacted_files_fail(
     interloper(monkeypatch, lambda: DeltaTable.forPath(spark, path).delete("p = 1"))
     with pytest.raises((ConcurrentDeleteReadException, ConcurrentDeleteDeleteException)):
         DeltaTable.forPath(spark, path).optimize().executeCompaction()
+
+
+@pytest.mark.parametrize("column", ["numRecords", "n"])
+def test_compaction_keeps_rows_whose_stats_mention_zero_records(spark: SparkSession, tmp_path: Path, column: str) -> None:
+    """A column named ``numRecords`` puts ``"numRecords":0`` in the stats' nullCount and minValues;
+    only the file's own record count says a rewritten file is empty (``n`` is the control)."""
+    path = str(tmp_path / "t")
+    for i in range(3):
+        spark.createDataFrame([(i, i)], f"{column} LONG, v LONG").write.format("delta").mode("append").save(path)
+    DeltaTable.forPath(spark, path).optimize().executeCompaction()
+    assert sorted(tuple(r) for r in spark.read.format("delta").load(path).collect()) == [(0, 0), (1, 1), (2, 2)]
+    oracle = deltalake.DeltaTable(path).to_pyarrow_table().to_pydict()
+    assert sorted(oracle["v"]) == [0, 1, 2]

@@ -42,7 +42,7 @@ from ..kernel.protocol import require_writable
 from .dml.common import kernel_predicate
 from .overwrite import files_in_partitions
 from .read import read_files, spark_schema
-from .write import discard_uncommitted, remove_unreferenced, write_table_files
+from .write import discard_uncommitted, num_records, remove_unreferenced, write_table_files
 from .write_schema import DeltaAnalysisException
 
 MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"
@@ -317,7 +317,7 @@ def _rewrite(
         rows = _with_z_key(rows, z_order)
         rows = rows.repartitionByRange(count, F.col(_BIN), F.col(_Z)).sortWithinPartitions(F.col(_Z))
     adds = write_table_files(rows.select(*columns), snapshot, data_change=False)
-    empty = [a for a in adds if a.size == 0 or '"numRecords":0' in (a.stats or "")]
+    empty = [a for a in adds if num_records(a) == 0]
     remove_unreferenced(snapshot.table_root, empty)
     return [a for a in adds if a not in empty]
 

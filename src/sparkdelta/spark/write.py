@@ -69,6 +69,7 @@ __all__ = [
     "after_commit",
     "discard_uncommitted",
     "keep_uncommitted",
+    "num_records",
     "remove_unreferenced",
     "table_properties",
     "write_change_files",
@@ -204,7 +205,8 @@ def _dynamic_partition_overwrite(df: DataFrame, options: dict[str, Any]) -> bool
     return str(mode).lower() == "dynamic"
 
 
-def _num_records(add: AddFile) -> int:
+def num_records(add: AddFile) -> int:
+    """Rows in a file this library wrote (its stats always hold ``numRecords``)."""
     return int(json.loads(add.stats)["numRecords"]) if add.stats else 0
 
 
@@ -416,7 +418,7 @@ def _write(
     if app_id is not None:
         actions.append(SetTransaction(str(app_id), int(str(options.get("txnversion"))), int(time.time() * 1000)))
         transaction.mark_app_transaction_read(str(app_id))
-    num_rows = sum(_num_records(a) for a in adds)
+    num_rows = sum(num_records(a) for a in adds)
     parameters: dict[str, Any] = {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))}
     if replace_where:
         parameters["predicate"] = json.dumps([replace_where])
