@@ -26,6 +26,7 @@ import pytest
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.clone import clone
 from sparkdelta.kernel.errors import PathOutsideTableError
+from sparkdelta.kernel.file_paths import canonical_paths
 from sparkdelta.kernel.snapshot import clear_log_cache
 from sparkdelta.kernel.storage import FileStatus, LocalStorage
 from sparkdelta.kernel.vacuum import VacuumPlan, execute_vacuum, plan_vacuum
@@ -318,6 +319,39 @@ def test_paths_that_stay_inside_are_not_refused(tmp_path: Path) -> None:
     for name in ("..a.parquet", "a..", "x/.../y.parquet"):
         assert absolute_path(str(root), name) == f"{root}/{name}"
     assert absolute_path(str(root), "a%2Fb.parquet") == f"{root}/a/b.parquet"
+
+
+# Spellings with ``//``, ``.`` segments or a trailing ``/`` (literal or escaped): readers resolve them
+# to the plain relative path, so the log's key for the file must be that path too.
+UNNORMALIZED = {
+    "./f.parquet": "f.parquet",
+    "a//f.parquet": "a/f.parquet",
+    "a/./f.parquet": "a/f.parquet",
+    "%2E/f.parquet": "f.parquet",
+    "a%2F%2Ff.parquet": "a/f.parquet",
+    "a/f.parquet/": "a/f.parquet",
+    "a/.%2F/f.parquet": "a/f.parquet",
+}
+
+
+@pytest.mark.parametrize("spelling", list(UNNORMALIZED))
+def test_an_unnormalized_relative_path_names_the_file_readers_read(tmp_path: Path, spelling: str) -> None:
+    """VACUUM keeps the live file, and a remove of the plain path cancels the add of the other spelling."""
+    root, plain = tmp_path / "t", UNNORMALIZED[spelling]
+    month_ago = int(time.time() * 1000) - 30 * DAY_MS
+    size = _write_parquet(root / plain, [7], age_ms=30 * DAY_MS)
+    _commit(root, 0, _table_start(spelling, size, month_ago), month_ago)
+    clear_log_cache()
+    table = Table(str(root))
+    assert absolute_path(str(root), spelling) == f"{root}/{plain}"
+    assert canonical_paths(pa.array(["x.parquet", spelling]), str(root)).to_pylist() == ["x.parquet", plain]
+
+    plan = plan_vacuum(table)
+    execute_vacuum(table, plan)
+    assert plan.files == () and _ids([root / plain]) == [7]
+
+    _commit(root, 1, [_remove(plain, month_ago)], month_ago)
+    assert table.snapshot(1).num_files == 0
 
 
 def test_a_shallow_clone_reads_files_outside_its_root_and_vacuum_never_deletes_them(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import posixpath
 import re
 from urllib.parse import unquote
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -32,6 +33,8 @@ _LOCAL_FILE_PREFIX = r"^file:(//(localhost)?)?"
 _OPAQUE_FILE_URI = r"^file:[^/]"
 _PARENT_SEGMENT = r"(^|/)\.\.(/|$)"
 _DOT_SEGMENT = r"(^|/)\.\.?(/|$)"
+# What ``normalize_relative`` changes: an empty segment (``//``, a trailing ``/``) or a ``.`` one.
+_UNNORMALIZED_RELATIVE = r"//|/$|(^|/)\.(/|$)"
 
 
 def percent_decode(paths: pa.Array) -> pa.Array:
@@ -54,6 +57,54 @@ def percent_decode(paths: pa.Array) -> pa.Array:
         names = pc.replace_with_mask(names, names_escaped, decoded)
     joined = pc.binary_join_element_wise(decoded_directories.take(directories.indices), names, "/")
     return pc.replace_with_mask(paths, escaped, pc.utf8_slice_codeunits(joined, 1))
+
+
+def normalize_relative(decoded: str) -> str:
+    """A decoded relative path as readers resolve it: empty and ``.`` segments dropped
+    (``a//./f/`` is ``a/f``), as Hadoop's ``Path`` and ``posixpath.normpath`` do.
+
+    Readers (``file_path``) and the log's file keys (``canonical_paths``) both use it, so a
+    file has one key however the log spells it, and VACUUM never deletes what a read uses.
+    ``..`` segments are kept, not resolved: such a path is refused, whatever precedes them.
+    """
+    segments = [s for s in decoded.split("/") if s not in ("", ".")]
+    return ("/" if decoded.startswith("/") else "") + "/".join(segments)
+
+
+def _may_contain(paths: pa.Array, needles: tuple[bytes, ...]) -> bool:
+    """Whether a value of ``paths`` may hold one of ``needles`` (a match across two adjacent
+    values is a false positive, so callers check the candidates precisely).
+
+    One scan of the values' bytes, far cheaper than a per-string ``match_substring``.
+    """
+    _, offset_buffer, data = paths.buffers()
+    if data is None or len(paths) == 0:
+        return False
+    width = np.int64 if pa.types.is_large_string(paths.type) else np.int32
+    offsets = np.frombuffer(offset_buffer, width)[paths.offset : paths.offset + len(paths) + 1]
+    raw = bytes(memoryview(data)[int(offsets[0]) : int(offsets[-1])])
+    return any(needle in raw for needle in needles)
+
+
+def _normalize_relative_keys(keys: pa.Array, relative: pa.Array | None) -> pa.Array:
+    """``normalize_relative`` applied to the ``relative`` entries of decoded ``keys`` (all when None).
+
+    The usual log holds no ``//``, ``/.`` or leading ``.``, so a byte scan settles it;
+    only the paths that do need normalizing are handed to Python.
+    """
+    if not (
+        _may_contain(keys, (b"//", b"/."))
+        or pc.any(pc.starts_with(keys, ".")).as_py()
+        or pc.any(pc.ends_with(keys, "/")).as_py()
+    ):
+        return keys
+    needs = pc.match_substring_regex(keys, _UNNORMALIZED_RELATIVE)
+    if relative is not None:
+        needs = pc.and_(needs, relative)
+    if not pc.any(needs).as_py():
+        return keys
+    normalized = pa.array([normalize_relative(k) for k in keys.filter(needs).to_pylist()], pa.string())
+    return pc.replace_with_mask(keys, needs, normalized)
 
 
 def _normalize_absolute(paths: pa.Array) -> pa.Array:
@@ -93,9 +144,10 @@ def canonical_paths(paths: pa.Array, table_root: str) -> pa.Array:
     absolute = pc.or_(local_uri, pc.starts_with(paths, "/"))
     other_scheme = pc.and_(pc.invert(absolute), pc.match_substring_regex(paths, _SCHEME))
     if not pc.any(pc.or_(pc.or_(absolute, other_scheme), pc.match_substring(paths, "%"))).as_py():
-        return paths
+        return _normalize_relative_keys(paths, None)
     decoded = percent_decode(pc.if_else(local_uri, pc.replace_substring_regex(paths, _LOCAL_FILE_PREFIX, ""), paths))
     keys = pc.replace_with_mask(decoded, absolute, _relative_to(_normalize_absolute(decoded.filter(absolute)), table_root))
+    keys = _normalize_relative_keys(keys, pc.invert(pc.or_(absolute, other_scheme)))
     if not pc.any(other_scheme).as_py():
         return keys
     urls = pc.replace_substring_regex(decoded.filter(other_scheme), r"^s3a://", "s3://")
@@ -120,7 +172,7 @@ def file_path(table_root: str, path: str) -> str:
             f"{table_root}: the log names {path!r}, a relative path that leads outside the table root once decoded; "
             "refusing to read, rewrite or delete it"
         )
-    return re.sub("/{2,}", "/", f"{table_root}/{decoded}")
+    return re.sub("/{2,}", "/", f"{table_root}/{normalize_relative(decoded)}")
 
 
 def escaping_paths(paths: pa.Array, keys: pa.Array) -> pa.Array:
