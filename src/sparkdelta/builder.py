@@ -27,7 +27,7 @@ from .kernel.file_actions import remove_actions
 from .kernel.protocol import FEATURE_PROP_PREFIX, require_writable
 from .spark.generated import GENERATION_EXPRESSION, validate_generated_columns
 from .spark.paths import local_path
-from .spark.write import table_properties
+from .spark.write import refuse_data_outside_a_table, table_properties
 from .spark.write_schema import DeltaAnalysisException, bare, delta_schema_json
 
 if TYPE_CHECKING:
@@ -179,6 +179,8 @@ class DeltaTableBuilder:
             raise DeltaAnalysisException(
                 f"Table {target.label} cannot be replaced as it does not exist. Use createOrReplace to create it."
             )
+        if snapshot is None:
+            refuse_data_outside_a_table(table)
         self._commit(target, table, snapshot)
         return DeltaTable.forPath(self._spark, target.location)
 

@@ -30,7 +30,7 @@ from .table import Table
 
 
 class CloneTargetExistsError(DeltaError):
-    """The clone's target is already a Delta table and ``replace`` was not asked."""
+    """The clone's target already holds a Delta table (and ``replace`` was not asked) or other data files."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,12 @@ def clone(
     existing = target.snapshot() if target.exists() else None
     if existing is not None and not replace_target:
         raise CloneTargetExistsError(f"{target.root}: cannot clone {source.root} here: a Delta table already exists")
+    untracked = target.untracked_data_file() if existing is None else None
+    if untracked is not None:
+        raise CloneTargetExistsError(
+            f"{target.root}: cannot clone {source.root} here: the location is not a Delta table but holds data files "
+            f"(e.g. {untracked}), which the clone would hide and VACUUM would delete; use an empty location"
+        )
     adds = add_actions(snapshot.files)
     copied_size = int(pc.sum(snapshot.files.column("size")).as_py() or 0) if not shallow else 0
     if shallow:

@@ -46,6 +46,20 @@ class Table:
         """Whether the location holds a Delta table (at least one commit or checkpoint)."""
         return any(f.kind is LogFileKind.COMMIT or f.is_checkpoint for f in list_log(self.storage, self.log_dir))
 
+    def untracked_data_file(self) -> str | None:
+        """A visible file under a location that holds no table yet (a Parquet folder), if any.
+
+        Creating a table over such files would hide them from readers and let VACUUM
+        delete them as unreferenced, so creators refuse (CONVERT TO DELTA adopts them).
+        Hidden names (``_``, ``.``: ``_SUCCESS``, checksums) are not data.
+        """
+        visible = (
+            f.path
+            for f in self.storage.list_tree(self.root, lambda name: not name.startswith(("_", ".")))
+            if not f.name.startswith(("_", "."))
+        )
+        return next(visible, None)
+
     def snapshot(self, version: int | None = None, timestamp: datetime | str | int | None = None) -> Snapshot:
         """The latest snapshot, or the one at ``version`` or as of ``timestamp``."""
         if version is not None and timestamp is not None:

@@ -70,6 +70,7 @@ __all__ = [
     "discard_uncommitted",
     "keep_uncommitted",
     "num_records",
+    "refuse_data_outside_a_table",
     "remove_unreferenced",
     "table_properties",
     "write_change_files",
@@ -305,7 +306,7 @@ def write_dataframe(
         snapshot = None
     where = table.root
     if snapshot is None:
-        _refuse_data_outside_a_table(table)
+        refuse_data_outside_a_table(table)
     if snapshot is not None and mode_name == "ErrorIfExists":
         raise DeltaAnalysisException(
             f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite"
@@ -342,20 +343,14 @@ def write_dataframe(
     return _write(df, table, snapshot, plan, mode_name, options, operation)
 
 
-def _refuse_data_outside_a_table(table: Table) -> None:
-    """Refuse to create a table over files that are not in it (a plain Parquet folder):
-    readers would no longer see them, and VACUUM would delete them as unreferenced."""
-    visible = (
-        f
-        for f in table.storage.list_tree(table.root, lambda name: not name.startswith(("_", ".")))
-        if not f.name.startswith(("_", "."))
-    )
-    found = next(visible, None)
+def refuse_data_outside_a_table(table: Table) -> None:
+    """Refuse to create a table where files not in it already lie (``Table.untracked_data_file``)."""
+    found = table.untracked_data_file()
     if found is not None:
         raise DeltaAnalysisException(
-            f"{table.root} is not a Delta table but holds data files (e.g. {found.path}); a Delta write would hide "
-            f"them from readers and VACUUM would delete them. Convert the folder first with CONVERT TO DELTA "
-            f"parquet.`{table.root}` (DeltaTable.convertToDelta), or write to an empty location"
+            f"{table.root} is not a Delta table but holds data files (e.g. {found}); creating a table there would "
+            f"hide them from readers and VACUUM would delete them. Convert the folder first with CONVERT TO DELTA "
+            f"parquet.`{table.root}` (DeltaTable.convertToDelta), or use an empty location"
         )
 
 
