@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,10 @@ from kernel_helpers import add, commit_path, commit_versions, create_table, remo
 
 from sparkdelta.kernel import InvalidLogError, Table
 from sparkdelta.kernel import skipping as S
+from sparkdelta.kernel.errors import StorageError
 from sparkdelta.kernel.schema import parse_schema
+from sparkdelta.kernel.snapshot import clear_log_cache
+from sparkdelta.kernel.storage import LocalStorage
 from sparkdelta.kernel.stats_schema import parsed_stats, stats_leaves
 
 NAN = float("nan")
@@ -312,6 +316,71 @@ def test_damaged_checkpoint_without_fallback_names_table_version_and_file(tmp_pa
         Table(str(root)).snapshot(7).files
     message = str(error.value)
     assert str(root) in message and "version 7" in message and bad.name in message
+
+
+class _FlakyStorage(LocalStorage):
+    """Local files served through ``read`` (as an object store serves them), whose first
+    checkpoint read fails with ``error``: a reset connection, a throttled request."""
+
+    def __init__(self, error: OSError | None) -> None:
+        super().__init__()
+        self.error: OSError | None = error
+
+    def read(self, path: str) -> bytes:
+        if self.error is not None and path.endswith(".checkpoint.parquet"):
+            error, self.error = self.error, None
+            raise error
+        return super().read(path)
+
+    def local_path(self, path: str) -> str | None:
+        return None
+
+
+@pytest.mark.parametrize("fallback", [True, False], ids=["commits kept", "commits cleaned up"])
+@pytest.mark.parametrize(
+    "error", [OSError("connection reset by peer"), StorageError("throttled")], ids=lambda e: type(e).__name__
+)
+def test_a_failed_checkpoint_read_propagates_and_is_not_remembered_as_damage(
+    tmp_path: Path, error: OSError, fallback: bool
+) -> None:
+    root = tmp_path / "t"
+    build_checkpointed_table(root)
+    if not fallback:
+        for v in range(6):
+            commit_path(root, v).unlink()
+        checkpoint_file(root, 3).unlink()
+    clear_log_cache()
+    with pytest.raises(type(error)) as raised:
+        Table(str(root), storage=_FlakyStorage(error)).snapshot().files  # noqa: B018
+    assert raised.value is error and not isinstance(raised.value, InvalidLogError)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the checkpoint is read again, not skipped as damaged
+        snapshot = Table(str(root), storage=_FlakyStorage(None)).snapshot()
+        assert sorted(snapshot.file_paths()) == sorted(f"p=a/f{v}.parquet" for v in range(1, 8) if v != 2)
+    assert snapshot.segment.checkpoint_version == 6
+
+
+class _VanishingLocalStorage(LocalStorage):
+    """Local storage whose first checkpoint Arrow opens itself is not there: Arrow's own read fails."""
+
+    missing = True
+
+    def local_path(self, path: str) -> str | None:
+        if self.missing and path.endswith(".checkpoint.parquet"):
+            self.missing = False
+            return f"{path}.gone"
+        return super().local_path(path)
+
+
+def test_a_failed_local_checkpoint_read_propagates_and_is_not_remembered_as_damage(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    build_checkpointed_table(root)
+    clear_log_cache()
+    with pytest.raises(FileNotFoundError):
+        Table(str(root), storage=_VanishingLocalStorage()).snapshot().files  # noqa: B018
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Table(str(root)).snapshot().segment.checkpoint_version == 6
 
 
 def test_spark_reads_every_row_past_a_damaged_checkpoint(spark, tmp_path: Path) -> None:

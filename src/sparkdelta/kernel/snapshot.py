@@ -22,8 +22,20 @@ from .replay import FileState, reconcile
 from .schema import StructType
 from .storage import Storage
 
-# How a damaged file surfaces: I/O and Parquet errors, Arrow decoding, bad values.
+# How a damaged file surfaces: Arrow and Parquet decoding (Parquet reports some damage as an
+# OSError), bad values. A failed read is no damage: see ``_is_read_failure``.
 _DECODING_ERRORS = (OSError, pa.ArrowException, ValueError, TypeError, KeyError, InvalidLogError)
+
+
+def _is_read_failure(exc: Exception) -> bool:
+    """Whether ``exc``, raised while decoding a checkpoint, is a failed read, not damage.
+
+    Bytes from ``Storage.read`` are read before decoding starts, so its errors (the kernel's
+    StorageError, a reset connection) never get here. Arrow reading a local file itself
+    reports the OS's errors with their errno; its decoding errors carry none. A failed read
+    propagates, and the next snapshot reads the file again instead of skipping it as damaged.
+    """
+    return isinstance(exc, OSError) and exc.errno is not None
 
 
 class _DamagedCheckpoint(Exception):
@@ -47,6 +59,8 @@ def _checked(load: Callable[[], FileActions], part: LogFile, path: str) -> Calla
             actions = load()
             check_file_actions(actions)
         except _DECODING_ERRORS as exc:
+            if _is_read_failure(exc):
+                raise
             raise _DamagedCheckpoint(part, path, exc) from exc
         return actions
 
@@ -55,9 +69,12 @@ def _checked(load: Callable[[], FileActions], part: LogFile, path: str) -> Calla
 
 def _parquet_part(storage: Storage, path: str, part: LogFile, file_actions_only: bool) -> ActionBatch:
     local = storage.local_path(path)
+    source = local if local else io.BytesIO(storage.read(path))
     try:
-        batch = parse_parquet_actions(local if local else io.BytesIO(storage.read(path)), part.version, file_actions_only)
+        batch = parse_parquet_actions(source, part.version, file_actions_only)
     except _DECODING_ERRORS as exc:
+        if _is_read_failure(exc):
+            raise
         raise _DamagedCheckpoint(part, path, exc) from exc
     batch.load_file_actions = _checked(batch.load_file_actions, part, path)
     return batch
@@ -69,8 +86,9 @@ def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[Acti
     File actions are decoded lazily; a failure then still raises ``_DamagedCheckpoint``.
     """
     if part.path.endswith(".json"):
+        data = storage.read(part.path)
         try:
-            batch = parse_json_actions(storage.read(part.path), part.version, is_checkpoint=True)
+            batch = parse_json_actions(data, part.version, is_checkpoint=True)
         except _DECODING_ERRORS as exc:
             raise _DamagedCheckpoint(part, part.path, exc) from exc
         batch.load_file_actions = _checked(batch.load_file_actions, part, part.path)
@@ -97,21 +115,22 @@ class _ParsedLogCache:
             False: OrderedDict(),
             True: OrderedDict(),
         }
-        self._damaged: set[tuple[str, int, int]] = set()
+        self._damaged: dict[tuple[str, int, int], Exception] = {}
         self._lock = threading.Lock()
 
     @staticmethod
     def _key(file: LogFile) -> tuple[str, int, int]:
         return (file.path, file.status.size, file.status.modification_time)
 
-    def mark_damaged(self, file: LogFile) -> None:
-        """Remember a checkpoint that failed to decode, so later snapshots skip it at once."""
+    def mark_damaged(self, file: LogFile, cause: Exception) -> None:
+        """Remember a checkpoint that failed to decode, and why, so later snapshots skip it at once."""
         with self._lock:
-            self._damaged.add(self._key(file))
+            self._damaged[self._key(file)] = cause
             self._entries[True].pop(self._key(file), None)
 
-    def is_damaged(self, file: LogFile) -> bool:
-        return self._key(file) in self._damaged
+    def damage(self, file: LogFile) -> Exception | None:
+        """Why ``file`` failed to decode before, or None."""
+        return self._damaged.get(self._key(file))
 
     def get(self, file: LogFile, parse: Callable[[], list[ActionBatch]]) -> list[ActionBatch]:
         key = self._key(file)
@@ -150,8 +169,9 @@ def load_batches(storage: Storage, segment: LogSegment) -> list[ActionBatch]:
         version = delta.end_version or delta.version
         batches.extend(_cache.get(delta, partial(_read_delta, storage, segment.table_root, delta, version)))
     for part in segment.checkpoint:
-        if _cache.is_damaged(part):
-            raise _DamagedCheckpoint(part, part.path, ValueError("it failed to decode before"))
+        cause = _cache.damage(part)
+        if cause is not None:
+            raise _DamagedCheckpoint(part, part.path, cause)
         batches.extend(_cache.get(part, partial(_read_checkpoint, storage, log_dir, part)))
     return batches
 
@@ -181,10 +201,11 @@ def _decode_commit(data: bytes, table_root: str, path: str, version: int) -> Act
 def _segment_past(storage: Storage, segment: LogSegment, damaged: _DamagedCheckpoint) -> LogSegment:
     """The segment for the same version without the damaged checkpoint: an earlier one, or commits only.
 
-    Warns, naming the damaged file; when the commits the fallback needs were cleaned up,
-    raises InvalidLogError naming the table, version and file.
+    Warns, naming the damaged file, and remembers it so later snapshots go straight to the
+    fallback. When the commits the fallback needs were cleaned up, raises InvalidLogError
+    naming the table, version and file, and remembers nothing: the next snapshot decodes
+    the checkpoint again and reports its own cause.
     """
-    _cache.mark_damaged(damaged.part)
     where = f"{segment.table_root}: version {segment.version}"
     try:
         fallback = build_log_segment(storage, segment.table_root, segment.version, skip_checkpoints_from=damaged.part.version)
@@ -193,6 +214,7 @@ def _segment_past(storage: Storage, segment: LogSegment, damaged: _DamagedCheckp
             f"{where} cannot be read: checkpoint file {damaged.path} is damaged ({damaged.cause}) "
             f"and nothing else rebuilds it: {exc}"
         ) from damaged
+    _cache.mark_damaged(damaged.part, damaged.cause)
     source = "the JSON commits" if fallback.checkpoint_version is None else f"checkpoint {fallback.checkpoint_version}"
     warnings.warn(
         f"{where}: checkpoint file {damaged.path} is damaged ({damaged.cause}); reading from {source} instead",
