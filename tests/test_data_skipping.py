@@ -135,3 +135,19 @@ def test_null_partitions_never_match_comparisons() -> None:
     assert evaluator.keep(S.StartsWith(city, "R")).to_pylist() == [False, False, True]
     assert evaluator.keep(S.IsNull(city)).to_pylist() == [False, True, False]
     assert evaluator.keep(S.Or(S.IsNull(city), S.Compare("=", city, S.Literal("Rome")))).to_pylist() == [False, True, True]
+
+
+@pytest.mark.parametrize("op", ["<", "<=", "=", ">", ">=", "!="])
+def test_float_columns_skip_as_spark_compares_them_with_double_literals(spark, tmp_path, op: str) -> None:
+    """Spark widens a float column to double against 0.7 (exact); narrowing the literal to
+    float instead would round it and skip the file whose float 0.7 is just below 0.7."""
+    rows = [(0.7, 0.7, 1), (0.25, 0.25, 2)]
+    schema = "x FLOAT, p FLOAT, id INT"
+    delta, plain = str(tmp_path / "delta"), str(tmp_path / "plain")
+    frame = spark.createDataFrame(rows, schema)
+    frame.write.format("delta").partitionBy("p").save(delta)
+    frame.write.partitionBy("p").parquet(plain)
+    for column in ("x", "p"):
+        condition = f"{column} {op} 0.7"
+        expected = sorted(r.id for r in spark.read.schema(schema).parquet(plain).where(condition).collect())
+        assert sorted(r.id for r in spark.read.format("delta").load(delta).where(condition).collect()) == expected, condition

@@ -306,6 +306,7 @@ class SkippingEvaluator:
             if isinstance(predicate, StartsWith):
                 return pc.fill_null(pc.starts_with(values, predicate.prefix), False)
             if isinstance(predicate, Compare):
+                values = _widened(values)
                 scalar = pa.scalar(predicate.value.value).cast(values.type)
                 return pc.fill_null(_compare(predicate.op, values, scalar), False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -324,6 +325,7 @@ class SkippingEvaluator:
         low, high = self.stats.bound("minValues", path), self.stats.bound("maxValues", path)
         if low is None or high is None:
             return None
+        low, high = _widened(low), _widened(high)
         try:
             if isinstance(predicate, StartsWith):
                 return pc.and_kleene(
@@ -341,6 +343,14 @@ class SkippingEvaluator:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             return None
         return None
+
+
+def _widened(values: Any) -> Any:
+    """``float`` bounds as ``double``: Spark compares a float column with a double literal
+    after widening the column (exact), while narrowing the literal would round it."""
+    if pa.types.is_float16(values.type) or pa.types.is_float32(values.type):
+        return pc.cast(values, pa.float64())
+    return values
 
 
 def _nan_may_hide(op: str, value: pa.Scalar) -> bool:
