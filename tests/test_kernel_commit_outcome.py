@@ -72,6 +72,24 @@ def test_store_down_leaves_the_outcome_unknown(tmp_path: Path) -> None:
     assert any("unknown" in note for note in raised.value.__notes__)
 
 
+class _DelayedStore(FaultyStorage):
+    """An object store: a write whose answer was lost may still be applied later."""
+
+    @property
+    def failed_writes_are_final(self) -> bool:
+        return False
+
+
+def test_absent_after_a_failed_write_to_an_object_store_is_unknown(tmp_path: Path) -> None:
+    """Only local disk proves that a failed write never lands; elsewhere the files are kept."""
+    create_table(tmp_path)
+    tx = Table(str(tmp_path), storage=_DelayedStore(Fault("put_if_absent", COMMIT, "before"))).transaction()
+    with pytest.raises(OSError):
+        tx.commit([add("a.parquet")], "WRITE")
+    assert tx.state is CommitState.UNKNOWN and not tx.may_discard_files
+    assert commit_versions(tmp_path) == [0]
+
+
 class _RetriedPut(LocalStorage):
     """A store client that retries a write which had landed, and then hears "exists"."""
 

@@ -107,6 +107,13 @@ class Storage(ABC):
         """A local file name for ``path``, when the store is a local disk (fast paths)."""
         return None
 
+    @property
+    def failed_writes_are_final(self) -> bool:
+        """Whether a write that raised cannot take effect later. On an object store a
+        request whose answer was lost may still be applied afterwards, so a commit found
+        absent after a failed write is not proof that it will never land."""
+        return False
+
 
 class LocalStorage(Storage):
     """Local disk. ``put_if_absent`` writes a temp file then hard-links it into place.
@@ -189,6 +196,10 @@ class LocalStorage(Storage):
 
     def local_path(self, path: str) -> str | None:
         return path
+
+    @property
+    def failed_writes_are_final(self) -> bool:
+        return True  # link() either made the name or not, before it returned
 
 
 _LISTING_THREADS = 8

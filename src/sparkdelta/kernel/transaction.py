@@ -236,7 +236,8 @@ class Transaction:
         """Put ``data`` as ``version``; whether it is now ours (False: another writer has it).
 
         Any other failure of the write (an error from the store, an interrupt) leaves the
-        outcome open: the version is read back, and is ours if it holds exactly ``data``.
+        outcome open: the version is read back, and is ours if it holds exactly ``data``;
+        found absent, it is not ours only where a failed write cannot land later.
         A store client that retried a write which had landed also sees "exists", so that
         answer is checked the same way. The error is raised unless the commit landed;
         an interrupt is raised in any case, with a note saying whether it landed.
@@ -254,13 +255,14 @@ class Transaction:
                 return False
         except BaseException as error:
             landed = self._landed(path, data)
-            if landed is False:
+            if landed is False and self.storage.failed_writes_are_final:
                 self.state = CommitState.NOT_COMMITTED
                 raise
-            if landed is None:
+            if not landed:
                 error.add_note(
-                    f"{self.table_root}: whether version {version} was committed is unknown (the log could not "
-                    "be read back); the files written for it are kept, VACUUM removes them if it was not"
+                    f"{self.table_root}: whether version {version} was committed is unknown (the log could not be "
+                    "read back, or the store may still apply the write); the files written for it are kept, "
+                    "VACUUM removes them if it was not"
                 )
                 raise
             self._mark_committed(version)
