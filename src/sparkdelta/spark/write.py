@@ -48,8 +48,8 @@ from ..kernel.column_mapping import mapping_mode
 from ..kernel.file_actions import remove_actions
 from ..kernel.protocol import require_writable
 from ..kernel.stats_schema import stats_leaves
-from ..kernel.transaction import CommitState
 from ..kernel.table_properties import normalize_properties
+from ..kernel.transaction import CommitState
 from .auto_optimize import OPTIMIZE_WRITE, auto_compact, enabled
 from .column_mapping import physical_name, to_physical
 from .constraints import Constraint, enforce, table_constraints, violation
@@ -163,7 +163,7 @@ def _layout(spark: SparkSession, schema: StructType, metadata: Metadata) -> _Lay
     )
 
 
-def _write_files(df: DataFrame, root: str, layout: _Layout, configuration: dict[str, str], data_change: bool) -> list[AddFile]:
+def _write_files(df: DataFrame, root: str, layout: _Layout, data_change: bool) -> list[AddFile]:
     """Write ``df`` (physical columns) with Spark into the table and describe the new files as add actions."""
     staging = f"{root}/{STAGING_DIR}/{uuid.uuid4()}"
     adds: list[AddFile] = []
@@ -390,7 +390,7 @@ def _write(
     if mapping_mode(configuration) != "none":
         rows = to_physical(rows, schema)
     try:
-        adds = _write_files(rows, table.root, _layout(df.sparkSession, schema, metadata), configuration, data_change)
+        adds = _write_files(rows, table.root, _layout(df.sparkSession, schema, metadata), data_change)
     except Exception as exc:
         found = violation(exc, where)
         if found is None:
@@ -455,9 +455,7 @@ def write_table_files(df: DataFrame, snapshot: Snapshot, data_change: bool = Tru
     if mapping_mode(metadata.configuration) != "none":
         rows = to_physical(rows, schema)
     try:
-        return _write_files(
-            rows, snapshot.table_root, _layout(df.sparkSession, schema, metadata), metadata.configuration, data_change
-        )
+        return _write_files(rows, snapshot.table_root, _layout(df.sparkSession, schema, metadata), data_change)
     except Exception as exc:
         found = violation(exc, snapshot.table_root)
         if found is None:
@@ -478,7 +476,7 @@ def write_change_files(df: DataFrame, snapshot: Snapshot) -> list[AddCDCFile]:
     if mapping_mode(metadata.configuration) != "none":
         rows = to_physical(rows, schema)
     root = f"{snapshot.table_root}/{CHANGE_DATA_DIR}"
-    written = _write_files(rows, root, _layout(df.sparkSession, table_schema, metadata), metadata.configuration, False)
+    written = _write_files(rows, root, _layout(df.sparkSession, table_schema, metadata), False)
     return [AddCDCFile(f"{CHANGE_DATA_DIR}/{a.path}", a.partition_values, a.size) for a in written]
 
 
@@ -494,7 +492,9 @@ def discard_uncommitted(transaction: Transaction, root: str, written: Sequence[A
 def keep_uncommitted(transaction: Transaction, root: str, count: int) -> None:
     """Say that files written for a commit of unknown outcome are kept (none is deleted)."""
     if transaction.state is CommitState.UNKNOWN and count:
-        log.warning("%s: kept %d files written for a commit whose outcome is unknown; VACUUM deletes them if it did not land", root, count)
+        log.warning(
+            "%s: kept %d files written for a commit whose outcome is unknown; VACUUM deletes them if it did not land", root, count
+        )
 
 
 def after_commit(what: str, work: Callable[..., object], *args: Any) -> None:
