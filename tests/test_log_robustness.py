@@ -23,16 +23,16 @@ import deltalake
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from oracles import delta_rs_files
 from kernel_helpers import add, commit_path, commit_versions, create_table, remove, write_data_file
+from oracles import delta_rs_files
 
 from sparkdelta.kernel import InvalidLogError, Table
 from sparkdelta.kernel import skipping as S
 from sparkdelta.kernel.errors import StorageError
 from sparkdelta.kernel.schema import parse_schema
 from sparkdelta.kernel.snapshot import clear_log_cache
-from sparkdelta.kernel.storage import LocalStorage
 from sparkdelta.kernel.stats_schema import parsed_stats, stats_leaves
+from sparkdelta.kernel.storage import LocalStorage
 
 NAN = float("nan")
 INF = float("inf")
@@ -417,6 +417,28 @@ MALFORMED: dict[str, str] = {
     "garbage line": "this is not json\n",
     "truncated line": json.dumps({"add": _GOOD_ADD})[:40],
     "truncated commitInfo": '{"commitInfo":{"operation":"WRI',
+    "partitionValues missing": json.dumps({"add": {k: v for k, v in _GOOD_ADD.items() if k != "partitionValues"}}) + "\n",
+    "partitionValues not a map": json.dumps({"add": {**_GOOD_ADD, "partitionValues": "p=a"}}) + "\n",
+    "partitionValues null": json.dumps({"add": {**_GOOD_ADD, "partitionValues": None}}) + "\n",
+    "partition column missing": json.dumps({"add": {**_GOOD_ADD, "partitionValues": {}}}) + "\n",
+    "partition column missing next to a full add": json.dumps({"add": _GOOD_ADD})
+    + "\n"
+    + json.dumps({"add": {**_GOOD_ADD, "path": "p=a/other.parquet", "partitionValues": {"q": "a"}}})
+    + "\n",
+    "protocol version not a number": json.dumps({"protocol": {"minReaderVersion": "x", "minWriterVersion": 2}}) + "\n",
+    "unparseable schemaString": json.dumps(
+        {
+            "metaData": {
+                "id": "x",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": "not json",
+                "partitionColumns": ["p"],
+                "configuration": {},
+                "createdTime": 1,
+            }
+        }
+    )
+    + "\n",
 }
 
 

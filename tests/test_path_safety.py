@@ -186,9 +186,7 @@ def _age_commits(root: Path, days_ago: list[float]) -> None:
 
 
 @pytest.mark.parametrize("char", ROOT_CHARS, ids=lambda c: f"root{c!r}")
-def test_our_vacuum_of_a_delta_rs_table_deletes_what_delta_rs_would_and_it_reads_the_same_rows(
-    tmp_path: Path, char: str
-) -> None:
+def test_our_vacuum_of_a_delta_rs_table_deletes_what_delta_rs_would_and_it_reads_the_same_rows(tmp_path: Path, char: str) -> None:
     """delta-rs writes a partitioned history under a root holding ``char`` (partition
     directories escaped its way): v0 20 days ago, an overwrite 10 days ago, an append a
     day ago. Our default VACUUM deletes exactly the files delta-rs's own would, and

@@ -93,9 +93,7 @@ def _normalize_relative_keys(keys: pa.Array, relative: pa.Array | None) -> pa.Ar
     only the paths that do need normalizing are handed to Python.
     """
     if not (
-        _may_contain(keys, (b"//", b"/."))
-        or pc.any(pc.starts_with(keys, ".")).as_py()
-        or pc.any(pc.ends_with(keys, "/")).as_py()
+        _may_contain(keys, (b"//", b"/.")) or pc.any(pc.starts_with(keys, ".")).as_py() or pc.any(pc.ends_with(keys, "/")).as_py()
     ):
         return keys
     needs = pc.match_substring_regex(keys, _UNNORMALIZED_RELATIVE)

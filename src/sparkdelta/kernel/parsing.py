@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -61,6 +61,8 @@ class ActionBatch:
     commit_info: dict[str, Any] | None = None
     sidecars: list[dict[str, Any]] = field(default_factory=list)
     checkpoint_metadata: dict[str, Any] | None = None
+    # The partition keys the adds were last found complete for (snapshots check commits once).
+    checked_partition_keys: list[tuple[str, ...]] | None = field(default=None, repr=False)
 
     @cached_property
     def file_actions(self) -> FileActions:
@@ -152,8 +154,30 @@ def _object_keys(wrapped: pa.Array, objects: pa.Array) -> list[str]:
     return [f.name for f in inferred.schema.field("v").type]
 
 
-def _extract_maps(lines: pa.Array) -> dict[str, pa.MapArray]:
-    """``partitionValues`` and ``tags`` of each line, as string maps, values verbatim."""
+def _only_written_keys(maps: pa.MapArray, objects: pa.Array, keys: list[str]) -> pa.MapArray:
+    """``maps`` without the entries their object never wrote.
+
+    Parsing against the keys of all the lines gives a line lacking one a null entry for it,
+    which reads as a null partition value; a spec-valid line names every partition column,
+    so only the lines with fewer keys than all the lines use are decoded in Python.
+    """
+    counts = pc.count_substring_regex(objects, r'"(?:[^"\\]|\\.)*"\s*:')
+    short = pc.less(counts, len(keys))
+    if not pc.any(short).as_py():
+        return maps
+    rows = maps.to_pylist()
+    for i in np.flatnonzero(short.to_numpy(zero_copy_only=False)):
+        written = json.loads(objects[int(i)].as_py())
+        rows[i] = [(k, v) for k, v in rows[i] if k in written]
+    return pa.array(rows, A.STRING_MAP)
+
+
+def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
+    """``partitionValues`` and ``tags`` of each line, as string maps, values verbatim.
+
+    An add's ``partitionValues`` is required (PROTOCOL.md, "Add File and Remove File"):
+    where it is missing or not an object, the map is null, for ``check_file_actions`` to refuse.
+    """
     result = {}
     for name in _MAP_FIELDS:
         found = pc.extract_regex(lines, rf'"{name}"\s*:\s*(?P<obj>{_FLAT_OBJECT})')
@@ -166,7 +190,12 @@ def _extract_maps(lines: pa.Array) -> dict[str, pa.MapArray]:
             column = _read_json_lines(wrapped, schema, "ignore").column("v").combine_chunks()
         else:
             column = pa.array([{}] * len(lines), pa.struct([]))
-        result[name] = _struct_to_map(column, drop_nulls=(name == "tags"))
+        maps = _struct_to_map(column, drop_nulls=(name == "tags"))
+        if name == "partitionValues" and keys:
+            maps = _only_written_keys(maps, objects, keys)
+        if name == "partitionValues" and kind == "add" and found.null_count:
+            maps = pa.MapArray.from_arrays(maps.offsets, maps.keys, maps.items, mask=found.is_null())
+        result[name] = maps
     return result
 
 
@@ -200,22 +229,50 @@ def _file_actions(lines: pa.Array, kind: str) -> pa.StructArray:
     without_maps = pa.struct([f for f in target if f.name not in _MAP_FIELDS])
     table = _read_json_lines(lines, pa.schema([(kind, without_maps)]), "ignore")
     parsed = table.column(kind).combine_chunks()
-    maps = _extract_maps(lines)
+    maps = _extract_maps(lines, kind)
     children = [maps[f.name] if f.name in _MAP_FIELDS else conform(parsed.field(f.name), f.type) for f in target]
     return pa.StructArray.from_arrays(children, fields=list(target))
 
 
-# What every reader relies on: a file action without these cannot be read, removed or vacuumed.
-_REQUIRED_FIELDS = (("add", "path"), ("add", "size"), ("remove", "path"), ("cdc", "path"), ("cdc", "size"))
+# What every reader relies on: a file action without these cannot be read, removed or vacuumed,
+# and an add without its partition values would read as NULLs.
+_REQUIRED_FIELDS = (
+    ("add", "path"),
+    ("add", "size"),
+    ("add", "partitionValues"),
+    ("remove", "path"),
+    ("cdc", "path"),
+    ("cdc", "size"),
+)
 
 
-def check_file_actions(actions: FileActions) -> None:
-    """Refuse file actions lacking a path or size (null counts only: columnar and cheap)."""
+def check_file_actions(actions: FileActions, partition_keys: Sequence[tuple[str, ...]] = ()) -> None:
+    """Refuse file actions lacking a path, a size or an add's partitionValues map, and adds
+    whose map lacks a partition column (columnar and cheap).
+
+    ``partition_keys`` holds, per partition column of the table, the keys that name it:
+    its logical name, and its physical one under column mapping (readers accept both).
+    """
     by_kind = {"add": actions.adds, "remove": actions.removes, "cdc": actions.cdcs}
     for kind, name in _REQUIRED_FIELDS:
         missing = by_kind[kind].field(name).null_count
         if missing:
             raise InvalidLogError(f"{missing} of {len(by_kind[kind])} {kind} actions have no {name}")
+    adds = actions.adds
+    if not partition_keys or len(adds) == 0:
+        return
+    maps = adds.field("partitionValues")
+    keys = pa.ListArray.from_arrays(maps.offsets, maps.keys)  # Arrow's list kernels take no maps
+    flat, parents = pc.list_flatten(keys), pc.list_parent_indices(keys).to_numpy()
+    for names in partition_keys:
+        named = np.zeros(len(adds), dtype=bool)
+        named[parents[pc.is_in(flat, pa.array(names, pa.string())).to_numpy(zero_copy_only=False)]] = True
+        if not named.all():
+            first = adds.field("path")[int(np.argmin(named))].as_py()
+            raise InvalidLogError(
+                f"{int((~named).sum())} of {len(adds)} add actions (the first {first!r}) have no value for "
+                f"partition column {names[0]!r} in partitionValues"
+            )
 
 
 def parse_json_actions(data: bytes, version: int, is_checkpoint: bool = False) -> ActionBatch:

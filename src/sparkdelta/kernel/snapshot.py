@@ -8,6 +8,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import cached_property, partial
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,6 +22,8 @@ from .protocol import KERNEL_READER_FEATURES, check_protocol_valid, require_read
 from .replay import FileState, reconcile
 from .schema import StructType
 from .storage import Storage
+
+_T = TypeVar("_T")
 
 # How a damaged file surfaces: Arrow and Parquet decoding (Parquet reports some damage as an
 # OSError), bad values. A failed read is no damage: see ``_is_read_failure``.
@@ -51,13 +54,21 @@ class _DamagedCheckpoint(Exception):
         self.cause = cause
 
 
-def _checked(load: Callable[[], FileActions], part: LogFile, path: str) -> Callable[[], FileActions]:
+def _partition_keys(metadata: Metadata) -> list[tuple[str, ...]]:
+    """Per partition column, the partitionValues keys naming it: logical and physical name."""
+    schema = metadata.schema if metadata.partition_columns else None
+    return [tuple(dict.fromkeys((name, schema.field(name).physical_name))) for name in metadata.partition_columns]
+
+
+def _checked(
+    load: Callable[[], FileActions], part: LogFile, path: str, partition_keys: list[tuple[str, ...]]
+) -> Callable[[], FileActions]:
     """``load`` whose failures, when the adds are first decoded, name the damaged checkpoint file."""
 
     def checked() -> FileActions:
         try:
             actions = load()
-            check_file_actions(actions)
+            check_file_actions(actions, partition_keys)
         except _DECODING_ERRORS as exc:
             if _is_read_failure(exc):
                 raise
@@ -76,14 +87,14 @@ def _parquet_part(storage: Storage, path: str, part: LogFile, file_actions_only:
         if _is_read_failure(exc):
             raise
         raise _DamagedCheckpoint(part, path, exc) from exc
-    batch.load_file_actions = _checked(batch.load_file_actions, part, path)
     return batch
 
 
 def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[ActionBatch]:
     """A checkpoint part and, for V2 checkpoints, the sidecars it names.
 
-    File actions are decoded lazily; a failure then still raises ``_DamagedCheckpoint``.
+    File actions are decoded lazily; a failure then still raises ``_DamagedCheckpoint``, as
+    does an add lacking a partition column of the checkpoint's metadata.
     """
     if part.path.endswith(".json"):
         data = storage.read(part.path)
@@ -91,14 +102,20 @@ def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[Acti
             batch = parse_json_actions(data, part.version, is_checkpoint=True)
         except _DECODING_ERRORS as exc:
             raise _DamagedCheckpoint(part, part.path, exc) from exc
-        batch.load_file_actions = _checked(batch.load_file_actions, part, part.path)
     else:
         batch = _parquet_part(storage, part.path, part, file_actions_only=False)
+    try:
+        keys = _partition_keys(Metadata.from_dict(batch.metadata)) if batch.metadata is not None else []
+    except _DECODING_ERRORS as exc:
+        raise _DamagedCheckpoint(part, part.path, exc) from exc
+    batch.load_file_actions = _checked(batch.load_file_actions, part, part.path, keys)
     batches = [batch]
     for sidecar in batch.sidecars:
         path = sidecar["path"]
         full = path if "/" in path else f"{log_dir}/{SIDECAR_DIR}/{path}"
-        batches.append(_parquet_part(storage, full, part, file_actions_only=True))
+        sidecar_batch = _parquet_part(storage, full, part, file_actions_only=True)
+        sidecar_batch.load_file_actions = _checked(sidecar_batch.load_file_actions, part, full, keys)
+        batches.append(sidecar_batch)
     return batches
 
 
@@ -245,14 +262,13 @@ class Snapshot:
         self.table_root = segment.table_root
         self.version = segment.version
         self._batches = batches
-        protocol = next((b.protocol for b in batches if b.protocol is not None), None)
-        metadata = next((b.metadata for b in batches if b.metadata is not None), None)
+        protocol = next((b for b in batches if b.protocol is not None), None)
         if protocol is None:
             raise InvalidLogError(f"{self.table_root}: no protocol action in the log up to version {self.version}")
-        if metadata is None:
+        if not any(b.metadata is not None for b in batches):
             raise InvalidLogError(f"{self.table_root}: no metaData action in the log up to version {self.version}")
-        self.protocol = Protocol.from_dict(protocol)
-        self.metadata = Metadata.from_dict(metadata)
+        self.protocol = _named(segment, protocol, partial(Protocol.from_dict, protocol.protocol))
+        self.metadata = _checked_metadata(segment, batches)
         check_protocol_valid(self.protocol, f"{self.table_root} (version {self.version})")
         self.app_transactions = _latest_app_transactions(batches)
         self.domain_metadata = _live_domains(batches)
@@ -354,6 +370,43 @@ class Snapshot:
 
     def __repr__(self) -> str:
         return f"Snapshot({self.table_root!r}, version={self.version})"
+
+
+def _log_file(segment: LogSegment, batch: ActionBatch) -> str:
+    """The log file ``batch`` was read from (every part, for a checkpoint), for messages."""
+    if batch.is_checkpoint:
+        return ", ".join(part.path for part in segment.checkpoint)
+    return next((d.path for d in segment.deltas if (d.end_version or d.version) == batch.version), "")
+
+
+def _named(segment: LogSegment, batch: ActionBatch, decode: Callable[[], _T]) -> _T:
+    """``decode()``, its failure an InvalidLogError naming table, version and file, as commits' are."""
+    try:
+        return decode()
+    except _DECODING_ERRORS as exc:
+        raise InvalidLogError(
+            f"{segment.table_root}: version {batch.version} cannot be read from {_log_file(segment, batch)}: {exc}"
+        ) from exc
+
+
+def _checked_metadata(segment: LogSegment, batches: list[ActionBatch]) -> Metadata:
+    """The newest metadata, every one of the segment decoded (schema included) and every
+    commit's adds checked to name each partition column of the metadata in force.
+
+    Commits are checked here rather than when decoded because only the segment knows their
+    metadata; a commit's check is remembered on its cached batch, so it runs once.
+    """
+    metadata: Metadata | None = None
+    keys: list[tuple[str, ...]] = []
+    for batch in reversed(batches):
+        if batch.metadata is not None:
+            metadata = _named(segment, batch, partial(Metadata.from_dict, batch.metadata))
+            keys = _named(segment, batch, partial(_partition_keys, metadata))
+        if keys and not batch.is_checkpoint and batch.checked_partition_keys != keys:
+            _named(segment, batch, partial(check_file_actions, batch.file_actions, keys))
+            batch.checked_partition_keys = keys
+    assert metadata is not None  # the caller made sure one exists
+    return metadata
 
 
 def _latest_app_transactions(batches: list[ActionBatch]) -> dict[str, SetTransaction]:
