@@ -50,7 +50,7 @@ def _spark_value(value: Any) -> Any:
 
 
 def _sorted(rows: list[Row], columns: list[str]) -> list[tuple]:
-    return sorted((tuple(json.dumps(r[c], ensure_ascii=False) for c in columns) for r in rows))
+    return sorted(tuple(json.dumps(r[c], ensure_ascii=False) for c in columns) for r in rows)
 
 
 def _ours(spark: SparkSession, path: str) -> tuple[list[str], list[Row]]:
@@ -156,7 +156,14 @@ def test_round_trip_with_awkward_column_names(spark: SparkSession, tmp_path: Pat
     spark.sql(f"ALTER TABLE delta.`{path}` DROP COLUMN `é`")
     assert Table(path).snapshot().metadata.partition_columns == ("分区 c",)
     model = [
-        {"my col": r["my col"], "b c.d": r["a.b"], "数量": r["数量"], "x,y": r["x,y"], "分区 c": r["c=1"], "s t": {"h,i": r["s t"]["f.g"]}}
+        {
+            "my col": r["my col"],
+            "b c.d": r["a.b"],
+            "数量": r["数量"],
+            "x,y": r["x,y"],
+            "分区 c": r["c=1"],
+            "s t": {"h,i": r["s t"]["f.g"]},
+        }
         for r in model
     ]
     columns = ["my col", "b c.d", "数量", "x,y", "分区 c", "s t"]
@@ -209,7 +216,9 @@ def test_mapping_enabled_late_keeps_dotted_physical_names(spark: SparkSession, t
     spark.createDataFrame([(100, "q100", "p1")], "`my col` long, `数量` string, `x,y` string").write.format("delta").mode(
         "append"
     ).save(path)
-    model = [{"my col": r["a.b"], "数量": r["数量"], "x,y": r["é"]} for r in rows] + [{"my col": 100, "数量": "q100", "x,y": "p1"}]
+    model = [{"my col": r["a.b"], "数量": r["数量"], "x,y": r["é"]} for r in rows] + [
+        {"my col": 100, "数量": "q100", "x,y": "p1"}
+    ]
     columns = ["my col", "数量", "x,y"]
     _check(spark, path, model, columns)
     found = spark.read.format("delta").load(path).where("`my col` >= 100")

@@ -63,7 +63,9 @@ def _overwrite(spark: SparkSession, path: str) -> None:
 
 def _merge(spark: SparkSession, path: str) -> None:
     source = spark.createDataFrame([(i, "m", i % 2) for i in range(15, 25)], "id INT, v STRING, p INT")
-    DeltaTable.forPath(spark, path).alias("t").merge(source.alias("s"), "t.id = s.id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+    DeltaTable.forPath(spark, path).alias("t").merge(
+        source.alias("s"), "t.id = s.id"
+    ).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
 
 
 def _delete(spark: SparkSession, path: str) -> None:
@@ -163,7 +165,13 @@ def _rows(spark: SparkSession, root: Path) -> Rows:
 
 @pytest.mark.parametrize(("operation", "point", "kind"), CASES)
 def test_fault_never_loses_committed_data(
-    spark: SparkSession, template_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, operation: str, point: str, kind: str
+    spark: SparkSession,
+    template_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    operation: str,
+    point: str,
+    kind: str,
 ) -> None:
     op, where = OPERATIONS[operation], POINTS[point]
     root = tmp_path / "table=1 +é"

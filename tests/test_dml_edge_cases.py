@@ -248,7 +248,9 @@ def test_merge_parses_keys_as_delta_spark_does(spark: SparkSession, tmp_path: Pa
         .alias("t")
         .merge(source.alias("s"), "t.id = s.id")
         .whenMatchedUpdate(set={"`x-y,z`": "s.`x-y,z`", "t.`a.b`": "'merged'", "a.c": F.col("s.`x-y,z`") * 2})
-        .whenNotMatchedInsert(values={"ID": "s.id", "x-y,z": "s.`x-y,z`", "`A.B`": "'new'", "`a`": "named_struct('b', 'n', 'c', 0)"})
+        .whenNotMatchedInsert(
+            values={"ID": "s.id", "x-y,z": "s.`x-y,z`", "`A.B`": "'new'", "`a`": "named_struct('b', 'n', 'c', 0)"}
+        )
         .execute()
     )
     for r in rows:

@@ -249,7 +249,7 @@ def corrupt_column(path: Path, column: str) -> None:
     data = bytearray(path.read_bytes())
     data[start:end] = b"\xff" * (end - start)
     path.write_bytes(bytes(data))
-    pq.ParquetFile(path).metadata  # the footer still reads: the damage shows only on decoding
+    pq.ParquetFile(path).metadata  # noqa: B018 - the footer still reads; the damage shows only on decoding
 
 
 def checkpoint_file(root: Path, version: int) -> Path:
@@ -313,7 +313,7 @@ def test_damaged_checkpoint_without_fallback_names_table_version_and_file(tmp_pa
     bad = checkpoint_file(root, 6)
     corrupt_column(bad, "add")
     with pytest.raises(InvalidLogError) as error:
-        Table(str(root)).snapshot(7).files
+        Table(str(root)).snapshot(7).files  # noqa: B018
     message = str(error.value)
     assert str(root) in message and "version 7" in message and bad.name in message
 
@@ -465,7 +465,7 @@ def written(tmp_path: Path) -> Path:
 def test_malformed_commit_line_is_an_error_naming_table_version_and_file(written: Path, case: str) -> None:
     bad = write_malformed_version(written, 2, MALFORMED[case])
     with pytest.raises(InvalidLogError) as error:
-        Table(str(written)).snapshot().files
+        Table(str(written)).snapshot().files  # noqa: B018
     assert_names_table_version_file(error.value, written, 2, bad)
     assert Table(str(written)).snapshot(1).file_paths() == ["p=a/good.parquet"], "earlier versions stay readable"
 

@@ -203,7 +203,7 @@ def test_our_vacuum_of_a_delta_rs_table_deletes_what_delta_rs_would_and_it_reads
 
     def rows(version: int) -> list[tuple[int, str]]:
         table = deltalake.DeltaTable(uri, version=version).to_pyarrow_table()
-        return sorted(zip(table.column("id").to_pylist(), table.column("p").to_pylist()))
+        return sorted(zip(table.column("id").to_pylist(), table.column("p").to_pylist(), strict=True))
 
     before = {v: rows(v) for v in (1, 2)}
     theirs = deltalake.DeltaTable(uri).vacuum(dry_run=True, full=True)

@@ -46,9 +46,7 @@ def dv_unique_ids(deletion_vectors: pa.Array) -> pa.Array:
     return pc.if_else(pc.is_null(deletion_vectors), pa.scalar("", pa.string()), pc.fill_null(ids, ""))
 
 
-def _refuse_escapes(
-    batches: list[ActionBatch], paths: pa.Array, keys: pa.Array, add_index: pa.Array, table_root: str
-) -> None:
+def _refuse_escapes(batches: list[ActionBatch], paths: pa.Array, keys: pa.Array, add_index: pa.Array, table_root: str) -> None:
     """``refuse_escaping_paths`` for the active adds, each named with the version that added it."""
     versions = np.repeat(np.array([b.version for b in batches], np.int64), [len(b.adds) for b in batches])
     refuse_escaping_paths(paths, keys, pa.array(versions).take(add_index), table_root)

@@ -269,7 +269,9 @@ class Transaction:
             if not isinstance(error, Exception):
                 error.add_note(f"{self.table_root}: version {version} was committed before the interruption")
                 raise
-            log.warning("%s: writing version %d raised %r, but the version is in the log: committed", self.table_root, version, error)
+            log.warning(
+                "%s: writing version %d raised %r, but the version is in the log: committed", self.table_root, version, error
+            )
             return True
         self._mark_committed(version)
         return True

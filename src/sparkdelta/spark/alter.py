@@ -45,7 +45,10 @@ def _commit(
         old, new = renamed_partition
         partition_columns = tuple(new if c.lower() == old.lower() else c for c in partition_columns)
     wanted: Metadata = replace(
-        snapshot.metadata, configuration=configuration, schema_string=delta_schema_json(schema), partition_columns=partition_columns
+        snapshot.metadata,
+        configuration=configuration,
+        schema_string=delta_schema_json(schema),
+        partition_columns=partition_columns,
     )
     prepared, protocol = metadata_change.prepare(wanted, snapshot.metadata, snapshot.protocol)
     actions: list[Any] = [prepared] if protocol is snapshot.protocol else [protocol, prepared]
