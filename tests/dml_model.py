@@ -199,3 +199,19 @@ CASES: dict[str, list[Clause]] = {
         ),
     ],
 }
+
+
+def counts_as_metrics(counts: Counter, source_rows: int) -> dict[str, int]:
+    """delta-spark's MERGE metrics for the clause outcomes ``model_merge`` counted."""
+    updated = counts["matched_updated"] + counts["notMatchedBySource_updated"]
+    deleted = counts["matched_deleted"] + counts["notMatchedBySource_deleted"]
+    return {
+        "numSourceRows": source_rows,
+        "numTargetRowsInserted": counts["inserted"],
+        "numTargetRowsUpdated": updated,
+        "numTargetRowsMatchedUpdated": counts["matched_updated"],
+        "numTargetRowsNotMatchedBySourceUpdated": counts["notMatchedBySource_updated"],
+        "numTargetRowsDeleted": deleted,
+        "numTargetRowsMatchedDeleted": counts["matched_deleted"],
+        "numTargetRowsNotMatchedBySourceDeleted": counts["notMatchedBySource_deleted"],
+    }

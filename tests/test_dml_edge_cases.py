@@ -21,7 +21,7 @@ from pathlib import Path
 import deltalake
 import pyarrow as pa
 import pytest
-from dml_model import CASES, SCHEMA, Clause, Row, model_merge, run_ours
+from dml_model import CASES, SCHEMA, Clause, Row, counts_as_metrics, model_merge, run_ours
 from dml_model import frame as _frame
 from dml_model import sorted_rows as _sorted
 from pyspark.sql import DataFrame, SparkSession
@@ -57,21 +57,6 @@ def _metrics(path: str) -> dict[str, int]:
     return {k: int(v) for k, v in info["operationMetrics"].items() if not k.endswith("TimeMs")}
 
 
-def _expected_metrics(counts: Counter, source_rows: int) -> dict[str, int]:
-    updated = counts["matched_updated"] + counts["notMatchedBySource_updated"]
-    deleted = counts["matched_deleted"] + counts["notMatchedBySource_deleted"]
-    return {
-        "numSourceRows": source_rows,
-        "numTargetRowsInserted": counts["inserted"],
-        "numTargetRowsUpdated": updated,
-        "numTargetRowsMatchedUpdated": counts["matched_updated"],
-        "numTargetRowsNotMatchedBySourceUpdated": counts["notMatchedBySource_updated"],
-        "numTargetRowsDeleted": deleted,
-        "numTargetRowsMatchedDeleted": counts["matched_deleted"],
-        "numTargetRowsNotMatchedBySourceDeleted": counts["notMatchedBySource_deleted"],
-    }
-
-
 def _check_merge(
     spark: SparkSession, path: str, target: list[Row], source: list[Row], source_frame: DataFrame, clauses: list[Clause]
 ) -> None:
@@ -94,7 +79,7 @@ def _check_merge(
     else:
         assert Table(path).latest_version() == before + 1
         metrics = _metrics(path)
-        wanted = _expected_metrics(counts, len(source))
+        wanted = counts_as_metrics(counts, len(source))
         assert {k: metrics[k] for k in wanted} == wanted
         assert metrics["numTargetRowsCopied"] == counts["copied"] - _untouched(path, before, counts)
 

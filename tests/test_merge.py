@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from dml_model import (
     UPSERT,
     Clause,
     Row,
+    counts_as_metrics,
     model_merge,
     model_merge_with_changes,
     run_ours,
@@ -109,21 +109,6 @@ def run_delta_rs(path: str, source: list[Row], clauses: list[Clause]) -> dict[st
     return merger.execute()
 
 
-def _counts_as_metrics(counts: Counter, source_rows: int) -> dict[str, int]:
-    updated = counts["matched_updated"] + counts["notMatchedBySource_updated"]
-    deleted = counts["matched_deleted"] + counts["notMatchedBySource_deleted"]
-    return {
-        "numSourceRows": source_rows,
-        "numTargetRowsInserted": counts["inserted"],
-        "numTargetRowsUpdated": updated,
-        "numTargetRowsMatchedUpdated": counts["matched_updated"],
-        "numTargetRowsNotMatchedBySourceUpdated": counts["notMatchedBySource_updated"],
-        "numTargetRowsDeleted": deleted,
-        "numTargetRowsMatchedDeleted": counts["matched_deleted"],
-        "numTargetRowsNotMatchedBySourceDeleted": counts["notMatchedBySource_deleted"],
-    }
-
-
 @pytest.mark.parametrize("partitioned", [True, False], ids=["partitioned", "unpartitioned"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_copy_on_write_against_the_model_and_delta_rs(spark: SparkSession, tmp_path: Path, case: str, partitioned: bool) -> None:
@@ -142,7 +127,7 @@ def test_copy_on_write_against_the_model_and_delta_rs(spark: SparkSession, tmp_p
     assert _delta_rs_rows(ours) == _sorted(expected)
     assert _delta_rs_rows(theirs) == _sorted(expected)
     metrics = _metrics(ours)
-    assert {k: metrics[k] for k in _counts_as_metrics(counts, len(source))} == _counts_as_metrics(counts, len(source))
+    assert {k: metrics[k] for k in counts_as_metrics(counts, len(source))} == counts_as_metrics(counts, len(source))
     assert their_metrics["num_target_rows_inserted"] == counts["inserted"]
     assert their_metrics["num_target_rows_deleted"] == metrics["numTargetRowsDeleted"]
     assert their_metrics["num_target_rows_updated"] == metrics["numTargetRowsUpdated"]
