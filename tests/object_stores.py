@@ -25,10 +25,11 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -203,6 +204,111 @@ class CuttableProxy:
 
     def close(self) -> None:
         self.cut()
+        self.listener.close()
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """One request a ``RecordingProxy`` forwarded: its method and target (path?query)."""
+
+    method: str
+    target: str
+    headers: dict[str, str]
+
+
+class RecordingProxy:
+    """An HTTP/1.1 relay to ``upstream`` that parses each request (headers, then a
+    ``Content-Length`` or chunked body), records it, and can drop named request headers.
+
+    It counts requests exactly, keep-alive or not, where a byte-level relay could not,
+    and dropping ``If-None-Match`` turns moto into a store that ignores conditional
+    writes. Responses are relayed untouched. ``answer`` may return raw response bytes
+    for a request, sent instead of forwarding it (a server that refuses a feature).
+    """
+
+    def __init__(
+        self,
+        upstream_port: int,
+        drop_headers: Iterable[str] = (),
+        answer: Callable[[HttpRequest], bytes | None] | None = None,
+    ) -> None:
+        self.upstream_port = upstream_port
+        self.drop_headers = frozenset(h.lower() for h in drop_headers)
+        self.answer = answer
+        self.requests: list[HttpRequest] = []
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def take(self) -> list[HttpRequest]:
+        """The requests recorded since the last ``take``."""
+        with self.lock:
+            taken, self.requests = self.requests, []
+        return taken
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            threading.Thread(target=self._requests, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=CuttableProxy._pump, args=(upstream, client), daemon=True).start()
+
+    def _requests(self, client: socket.socket, upstream: socket.socket) -> None:
+        reader = client.makefile("rb")
+        try:
+            while head := reader.readline():
+                method, target, _ = head.decode("latin-1").split(" ", 2)
+                lines = []
+                while (line := reader.readline()) not in (b"\r\n", b"\n", b""):
+                    lines.append(line)
+                headers = {}
+                for line in lines:
+                    name, _, value = line.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                request = HttpRequest(method, target, headers)
+                with self.lock:
+                    self.requests.append(request)
+                body = self._body(reader, headers)
+                canned = self.answer(request) if self.answer else None
+                if canned is not None:
+                    client.sendall(canned)
+                    continue
+                kept = [line for line in lines if line.split(b":", 1)[0].strip().lower().decode("latin-1") not in self.drop_headers]
+                upstream.sendall(head + b"".join(kept) + b"\r\n" + body)
+        except (OSError, ValueError):
+            pass
+        finally:
+            for s in (client, upstream):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    @staticmethod
+    def _body(reader: Any, headers: dict[str, str]) -> bytes:
+        """The raw body bytes (chunk framing kept) that follow the headers."""
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            raw = b""
+            while True:
+                size_line = reader.readline()
+                raw += size_line
+                size = int(size_line.split(b";", 1)[0].strip(), 16)
+                if size == 0:
+                    while (trailer := reader.readline()) not in (b"\r\n", b"\n", b""):
+                        raw += trailer
+                    return raw + b"\r\n"
+                raw += reader.read(size + 2)
+        return reader.read(int(headers.get("content-length", "0") or 0))
+
+    def close(self) -> None:
         self.listener.close()
 
 

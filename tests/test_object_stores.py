@@ -18,16 +18,18 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 
 import deltalake
+import obstore
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from botocore.exceptions import ClientError
 from click.testing import CliRunner
 from kernel_helpers import SCHEMA_STRING, Child, add, now_ms
-from object_stores import CuttableProxy, MotoServer, free_port, start_moto
+from object_stores import CuttableProxy, HttpRequest, MotoServer, RecordingProxy, free_port, start_moto
 from oracles import conformance_root, load_manifest
 
 from sparkdelta.cli import main as cli
@@ -116,7 +118,7 @@ def test_options_override_the_environment_and_client_keys_are_split() -> None:
     assert settings.client == {"allow_http": "true", "timeout": "10s"}  # option over env; env's timeout kept
     assert settings.retry["max_retries"] == 2 and settings.retry["retry_timeout"].total_seconds() == 1.5
     assert settings.retry["backoff"] == DEFAULT_RETRY["backoff"]
-    # delta-rs's lock and rename options mean nothing with conditional creates: ignored, not an error
+    # delta-rs's lock and rename options are no store settings (commits refuse them: see below)
     assert store_settings("s3", {"AWS_S3_ALLOW_UNSAFE_RENAME": "true"}, {}).config == {}
 
 
@@ -590,3 +592,126 @@ def test_round_trip_and_conditional_create_on_azurite(azurite, spelling: str) ->
     execute_vacuum(table, plan)
     assert not table.storage.exists(f"{table.root}/p=a/a.parquet") and table.storage.exists(f"{table.root}/p=a/b.parquet")
     assert delta_rs_ids(f"az://{container}/t", azurite.options) == [2, 3]
+
+
+# --------------------------------------------------------------------------- stores without conditional writes
+
+_NOT_IMPLEMENTED_BODY = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NotImplemented</Code><Message>A header you provided implies '
+    b"functionality that is not implemented</Message><Header>If-None-Match</Header></Error>"
+)
+
+
+def _moto_port(server: MotoServer) -> int:
+    return int(server.endpoint.rsplit(":", 1)[1])
+
+
+def _refuse_if_none_match(request: HttpRequest) -> bytes | None:
+    """What AWS answers to a header it does not implement, for conditional PUTs only."""
+    if request.method == "PUT" and "if-none-match" in request.headers:
+        head = f"HTTP/1.1 501 Not Implemented\r\nContent-Type: application/xml\r\nContent-Length: {len(_NOT_IMPLEMENTED_BODY)}\r\n\r\n"
+        return head.encode() + _NOT_IMPLEMENTED_BODY
+    return None
+
+
+def test_unsafe_rename_and_a_locking_provider_refuse_commits_by_name(moto_s3: MotoServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"s3://{moto_s3.new_bucket('unsafe')}/t"
+    create(Table(url, storage_options={**moto_s3.options, "aws_s3_allow_unsafe_rename": "false"}))
+    cases = [
+        ({"AWS_S3_ALLOW_UNSAFE_RENAME": "true"}, r"aws_s3_allow_unsafe_rename=true asks for commits without an atomic primitive"),
+        ({"aws_s3_locking_provider": "dynamodb", "delta_dynamo_table_name": "locks"}, r"aws_s3_locking_provider=dynamodb: .* not supported yet"),
+    ]
+    for extra, reason in cases:
+        table = Table(url, storage_options={**moto_s3.options, **extra})
+        assert table.snapshot().version == 0  # reading is unaffected
+        with pytest.raises(StorageError, match=rf"^{url}: cannot commit: {reason}.*S3DynamoDBLogStore.*AWS_S3_LOCKING_PROVIDER=dynamodb"):
+            table.transaction().commit([add("p=a/x.parquet")], "WRITE")
+    monkeypatch.setenv("AWS_S3_LOCKING_PROVIDER", "dynamodb")  # delta-rs reads it from the environment too
+    with pytest.raises(StorageError, match="aws_s3_locking_provider=dynamodb"):
+        Table(url, storage_options=moto_s3.options).transaction().commit([add("p=a/x.parquet")], "WRITE")
+    assert commit_keys(moto_s3, url.split("/")[2], "t") == [0]
+
+
+def test_a_store_that_ignores_if_none_match_is_detected_before_any_commit(moto_s3: MotoServer) -> None:
+    bucket = moto_s3.new_bucket("no-cas")
+    proxy = RecordingProxy(_moto_port(moto_s3), drop_headers=["If-None-Match"])
+    try:
+        options = {**moto_s3.options, "aws_endpoint_url": proxy.endpoint}
+        storage = ObjectStoreStorage("s3", f"s3://{bucket}/t", options)
+        # the danger: behind this server, both conditional creates of one key succeed
+        for body in (b"first", b"second"):
+            obstore.put(storage._store(parse_url(f"s3://{bucket}/k")), "k", body, mode="create", use_multipart=False)
+        assert moto_s3.client().get_object(Bucket=bucket, Key="k")["Body"].read() == b"second"
+        table = Table(f"s3://{bucket}/t", storage_options=options)
+        with pytest.raises(StorageError, match=rf"^s3://{bucket}/t: cannot commit: S3 bucket '{bucket}' does not support conditional writes \(it overwrote"):
+            create(table)
+        assert moto_s3.keys(bucket, "t/") == []  # no commit, and the probe is gone
+    finally:
+        proxy.close()
+
+
+def test_a_store_that_refuses_if_none_match_is_a_clear_error(moto_s3: MotoServer) -> None:
+    bucket = moto_s3.new_bucket("cas-501")
+    proxy = RecordingProxy(_moto_port(moto_s3), answer=_refuse_if_none_match)
+    try:
+        table = Table(f"s3://{bucket}/t", storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint, "max_retries": "1"})
+        with pytest.raises(StorageError, match=r"does not support conditional writes \(.*501 Not Implemented.*DynamoDB"):
+            create(table)
+        assert moto_s3.keys(bucket) == []
+    finally:
+        proxy.close()
+
+
+def test_conditional_put_disabled_by_option_is_a_clear_error(moto_s3: MotoServer) -> None:
+    url = f"s3://{moto_s3.new_bucket('cas-off')}/t"
+    with pytest.raises(StorageError, match=rf"^{url}: cannot commit: .*does not support conditional writes.*S3DynamoDBLogStore"):
+        create(Table(url, storage_options={**moto_s3.options, "aws_conditional_put": "disabled"}))
+
+
+def test_the_conditional_write_probe_runs_once_per_bucket(moto_s3: MotoServer) -> None:
+    bucket = moto_s3.new_bucket("probe")
+    proxy = RecordingProxy(_moto_port(moto_s3))
+    try:
+        table = Table(f"s3://{bucket}/t", storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint})
+        create(table)
+        writes = [(r.method, "write-probe" in r.target, "if-none-match" in r.headers) for r in proxy.take() if r.method in ("PUT", "POST", "DELETE")]
+        assert writes == [("PUT", True, True), ("PUT", True, True), ("POST", False, False), ("PUT", False, True)]  # POST ?delete: the probe
+        Table(table.root, storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint}).transaction().commit(
+            [add("p=a/x.parquet")], "WRITE"
+        )
+        assert not [r for r in proxy.take() if "write-probe" in r.target or "?delete" in r.target]
+        assert moto_s3.keys(bucket) == ["t/_delta_log/00000000000000000000.json", "t/_delta_log/00000000000000000001.json"]
+    finally:
+        proxy.close()
+
+
+# --------------------------------------------------------------------------- listing
+
+
+def test_time_travel_lists_only_the_pages_up_to_its_version(moto_s3: MotoServer) -> None:
+    """S3 lists 1,000 keys a page; version 1 of a 1,200-commit log needs the first page only."""
+    bucket = moto_s3.new_bucket("pages")
+    table = Table(f"s3://{bucket}/t", storage_options=moto_s3.options)
+    create(table)
+    table.transaction().commit([add("p=a/one.parquet")], "WRITE")
+    commit = table.storage.read(f"{table.log_dir}/{1:020d}.json")
+    store = table.storage._store(parse_url(table.root))
+    with ThreadPoolExecutor(8) as pool:  # later versions, uploaded as they are (not committed: faster)
+        list(pool.map(lambda v: obstore.put(store, f"t/_delta_log/{v:020d}.json", commit), range(2, 1200)))
+    proxy = RecordingProxy(_moto_port(moto_s3))
+    try:
+        counted = Table(table.root, storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint})
+        assert counted.snapshot(1).file_paths() == ["p=a/one.parquet"]
+        assert sum("list-type=2" in r.target for r in proxy.take()) == 1
+        assert counted.snapshot().version == 1199  # the latest still lists every page
+        assert sum("list-type=2" in r.target for r in proxy.take()) == 2
+    finally:
+        proxy.close()
+
+
+def test_a_listing_out_of_name_order_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    storage = ObjectStoreStorage("s3", "s3://b/t", {})
+    meta = {"size": 1, "last_modified": datetime.now(UTC)}
+    monkeypatch.setattr(storage, "_list", lambda *_: iter([("00000000000000000001.json", meta), ("00000000000000000000.json", meta)]))
+    with pytest.raises(StorageError, match=r"^s3://b/t: S3 bucket 'b' listed s3://b/t/_delta_log out of name order"):
+        list(storage.list_from("s3://b/t/_delta_log/00000000000000000000"))

@@ -49,13 +49,23 @@ def read_last_checkpoint(storage: Storage, log_dir: str) -> dict | None:
     return hint
 
 
-def list_log(storage: Storage, log_dir: str, start_version: int = 0) -> list[LogFile]:
-    """Log files at or after ``start_version``, in name order."""
+def list_log(storage: Storage, log_dir: str, start_version: int = 0, end_version: int | None = None) -> list[LogFile]:
+    """Log files at or after ``start_version``, in name order; with ``end_version``, up to
+    the first commit past it.
+
+    Names sort by version, so nothing at or below ``end_version`` can follow that commit:
+    on an object store, time travel into a long log fetches only the listing pages up to
+    its version. The commit is kept: it tells where the log starts when everything up to
+    ``end_version`` was cleaned up.
+    """
     files = []
     for status in storage.list_from(f"{log_dir}/{version_prefix(start_version)}"):
         parsed = parse_log_file(status)
-        if parsed is not None:
-            files.append(parsed)
+        if parsed is None:
+            continue
+        files.append(parsed)
+        if end_version is not None and parsed.kind is LogFileKind.COMMIT and parsed.version > end_version:
+            break
     return files
 
 
@@ -97,10 +107,10 @@ def build_log_segment(
     if hint is not None and (version is None or hint["version"] <= version):
         if skip_checkpoints_from is None or hint["version"] < skip_checkpoints_from:
             start = hint["version"]
-    files = list_log(storage, log_dir, start)
+    files = list_log(storage, log_dir, start, version)
     if start > 0 and not any(f.is_checkpoint and f.version == start for f in files):
         log.warning("%s names checkpoint %d, which is missing; listing from 0", LAST_CHECKPOINT, start)
-        files = list_log(storage, log_dir, 0)
+        files = list_log(storage, log_dir, 0, version)
     if not files:
         if not storage.exists(table_root):
             raise TableNotFoundError(f"{table_root} is not a Delta table: the path does not exist")

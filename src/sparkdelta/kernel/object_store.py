@@ -8,6 +8,10 @@ variables as delta-rs reaches it. Atomic commits rest on conditional creates:
 - **GCS**: upload with ``ifGenerationMatch=0``; 412 means it exists.
 - **Azure**: ``Put Blob`` with ``If-None-Match: *``; 409 means it exists.
 
+A store that does not honour them (it answers 501, or silently overwrites: a probe before
+the first commit tells), and delta-rs's unsafe-rename and lock-table options, make commits
+fail with a ``StorageError`` naming the ways out (``put_if_absent``).
+
 URL spellings (decided here, relied on by ``Table.root``):
 
 - ``s3a://`` is Hadoop's name for ``s3://``: the same objects. A table root is always
@@ -33,6 +37,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -81,8 +86,10 @@ _CLIENT_KEYS = frozenset(
 )
 # delta-rs's retry keys (its "advanced object storage configuration").
 _RETRY_KEYS = frozenset({"max_retries", "retry_timeout", "backoff_config.init_backoff", "backoff_config.max_backoff", "backoff_config.base"})
-# delta-rs options about its own commit coordination, meaningless here: conditional
-# creates need no lock table, and an unsafe rename is never used.
+# delta-rs options that are no store settings. The lock table's name means nothing
+# without a locking provider (which ``_commit_refusal`` refuses); a mount and a
+# concurrency limit are delta-rs's own. ``aws_s3_allow_unsafe_rename`` and
+# ``aws_s3_locking_provider`` are read by ``_commit_refusal`` instead.
 _IGNORED_KEYS = frozenset(
     {
         "aws_s3_allow_unsafe_rename",
@@ -92,6 +99,12 @@ _IGNORED_KEYS = frozenset(
         "mount_allow_unsafe_rename",
         "object_store_concurrency_limit",
     }
+)
+_COMMIT_OPTIONS_HELP = (
+    "Delta commits need an atomic put-if-absent: use a store that honours conditional writes "
+    "(AWS S3, GCS and Azure Blob Storage do), or coordinate commits through DynamoDB as "
+    "delta-spark's S3DynamoDBLogStore (io.delta.storage.S3DynamoDBLogStore) and delta-rs's "
+    "AWS_S3_LOCKING_PROVIDER=dynamodb do, which this kernel does not support yet"
 )
 
 DEFAULT_RETRY: dict[str, Any] = {
@@ -293,6 +306,33 @@ def storage_options_from_hadoop(settings: Mapping[str, str], location: str | Non
 # --------------------------------------------------------------------------- errors
 
 
+def _commit_refusal(options: Mapping[str, str], environ: Mapping[str, str] | None = None) -> str | None:
+    """Why commits must be refused under these options (then the environment), if they must.
+
+    ``aws_s3_allow_unsafe_rename=true`` asks to commit without an atomic primitive, which
+    this kernel never does. ``aws_s3_locking_provider`` says the table's writers coordinate
+    through a DynamoDB lock table: a commit that bypasses it could be overwritten by one of
+    theirs (delta-rs and delta-spark then copy their commit into place unconditionally).
+    """
+    environ = os.environ if environ is None else environ
+    given = {k.lower(): v for k, v in environ.items() if k.lower().startswith("aws_s3_")}
+    given.update({k.lower(): v for k, v in options.items()})
+    if given.get("aws_s3_allow_unsafe_rename", "").strip().lower() == "true":
+        return "aws_s3_allow_unsafe_rename=true asks for commits without an atomic primitive, which this kernel never makes"
+    provider = given.get("aws_s3_locking_provider", "").strip()
+    if provider:
+        return (
+            f"aws_s3_locking_provider={provider}: commits coordinated through a lock table are not supported yet, "
+            "and a commit that bypassed the lock could be overwritten by a writer that uses it"
+        )
+    return None
+
+
+_CONDITIONAL_WRITES_CHECKED: set[tuple[str, str | None, str, str]] = set()
+"""(provider, account, bucket, endpoint) where this process has seen a second conditional create refused."""
+_CONDITIONAL_WRITES_LOCK = threading.Lock()
+
+
 def _first_line(error: BaseException) -> str:
     """``obstore``'s message without its debug dump and response body."""
     text = str(error).split("\n\nDebug source", 1)[0]
@@ -301,6 +341,7 @@ def _first_line(error: BaseException) -> str:
 
 _MISSING_BUCKET = re.compile(r"NoSuchBucket|ContainerNotFound|bucket does not exist|The specified bucket does not exist", re.I)
 _DENIED = re.compile(r"\b(401|403)\b|InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|AuthenticationFailed|AuthorizationFailure", re.I)
+_NOT_IMPLEMENTED = re.compile(r"\b501 Not Implemented\b|<Code>NotImplemented</Code>", re.I)
 _UNREACHABLE = re.compile(r"error sending request|connection refused|dns error|timed out|operation timed out|tcp connect", re.I)
 
 
@@ -414,16 +455,24 @@ class ObjectStoreStorage(Storage):
 
     def list_from(self, path: str) -> Iterator[FileStatus]:
         """One listing request per page, starting just below ``path``'s name (the store's
-        offset is exclusive), keeping the directory's own files from the name on."""
+        offset is exclusive), keeping the directory's own files from the name on.
+
+        Pages are fetched as the caller iterates, so a caller that stops early (time
+        travel stops past its version) leaves the rest of a long log unlisted. That relies
+        on S3, GCS and Azure listing keys by name, the order ``list_from`` promises; a
+        listing out of that order is refused rather than half-trusted.
+        """
         directory, _, start = path.rpartition("/")
         _, url = self._locate(directory)
         offset = f"{url.key}/{start[:-1]}" if url.key else start[:-1]
-        entries = []
+        previous = ""
         for relative, meta in self._list("list", directory, offset or None):
-            if "/" not in relative and relative >= start:
-                entries.append(FileStatus(f"{directory}/{relative}", int(meta["size"]), int(meta["last_modified"].timestamp() * 1000)))
-        entries.sort(key=lambda s: s.path)
-        return iter(entries)
+            if "/" in relative or relative < start:
+                continue
+            if relative < previous:
+                raise StorageError(f"{self.table_root}: {self._where(url)} listed {directory} out of name order ({previous} before {relative})")
+            previous = relative
+            yield FileStatus(f"{directory}/{relative}", int(meta["size"]), int(meta["last_modified"].timestamp() * 1000))
 
     def list_tree(self, directory: str, descend: Callable[[str], bool]) -> Iterator[FileStatus]:
         """The whole prefix in one recursive listing, filtered by ``descend`` on each folder."""
@@ -434,19 +483,67 @@ class ObjectStoreStorage(Storage):
                 yield FileStatus(f"{base}/{relative}", int(meta["size"]), int(meta["last_modified"].timestamp() * 1000))
 
     def put_if_absent(self, path: str, data: bytes) -> None:
-        """A single conditional PUT (never multipart, whose completion is not conditional everywhere)."""
+        """A single conditional PUT (never multipart, whose completion is not conditional everywhere).
+
+        Refused outright under options that ask for unsafe or lock-table commits, and on a
+        store seen to ignore conditional writes (``_check_conditional_writes``).
+        """
         store, url = self._locate(path)
+        if refusal := _commit_refusal(self.options):
+            raise StorageError(f"{self.table_root}: cannot commit: {refusal}. {_COMMIT_OPTIONS_HELP}")
+        self._check_conditional_writes(store, url, path)
         try:
             obstore.put(store, url.key, data, mode="create", use_multipart=False)
         except (AlreadyExistsError, PreconditionError) as error:
             raise FileExistsError(f"{path} already exists") from error
-        except NotSupportedError as error:
-            raise StorageError(
-                f"{self.table_root}: {self._where(url)} does not support conditional writes, which Delta commits need "
-                f"({_first_line(error)})"
-            ) from error
+        except (NotSupportedError, NotImplementedError) as error:  # aws_conditional_put=disabled
+            raise self._no_conditional_writes(url, _first_line(error)) from error
         except (FileNotFoundError, BaseError) as error:  # a 404 here is the bucket's
+            if _NOT_IMPLEMENTED.search(str(error)):  # a server without If-None-Match: 501
+                raise self._no_conditional_writes(url, _first_line(error)) from error
             raise self._fail("write", path, url, error) from error
+
+    def _no_conditional_writes(self, url: ObjectUrl, detail: str) -> StorageError:
+        return StorageError(
+            f"{self.table_root}: cannot commit: {self._where(url)} does not support conditional writes ({detail}). "
+            f"{_COMMIT_OPTIONS_HELP}"
+        )
+
+    def _check_conditional_writes(self, store: Any, url: ObjectUrl, path: str) -> None:
+        """Before the first commit to a bucket, create a probe object twice, conditionally.
+
+        A store that ignores ``If-None-Match`` (S3-compatible servers that predate conditional writes may)
+        answers the second create with success and overwrites: there, two writers of one
+        version would both succeed and one commit would be lost without a trace. This is
+        the only way to tell before it happens; it costs three requests once per process
+        and bucket. A store that refuses the header (501) fails the probe's first create.
+        """
+        endpoint = self.settings.config.get("aws_endpoint_url") or self.settings.config.get("endpoint") or ""
+        checked = (*url.store_id, endpoint)
+        if checked in _CONDITIONAL_WRITES_CHECKED:
+            return
+        probe = f"{path.rpartition('/')[0]}/.sparkdelta-conditional-write-probe-{uuid.uuid4().hex}"
+        key = parse_url(probe).key
+        try:
+            obstore.put(store, key, b"", mode="create", use_multipart=False)
+            try:
+                obstore.put(store, key, b"", mode="create", use_multipart=False)
+            except (AlreadyExistsError, PreconditionError):
+                with _CONDITIONAL_WRITES_LOCK:
+                    _CONDITIONAL_WRITES_CHECKED.add(checked)
+                return
+            raise self._no_conditional_writes(url, "it overwrote an object created with If-None-Match: *")
+        except (NotSupportedError, NotImplementedError) as error:
+            raise self._no_conditional_writes(url, _first_line(error)) from error
+        except (FileNotFoundError, BaseError) as error:
+            if _NOT_IMPLEMENTED.search(str(error)):
+                raise self._no_conditional_writes(url, _first_line(error)) from error
+            raise self._fail("write", probe, url, error) from error
+        finally:
+            try:
+                obstore.delete(store, key)
+            except (FileNotFoundError, BaseError):
+                pass  # a leftover probe is no log file: every reader skips it
 
     def write(self, path: str, data: bytes) -> None:
         store, url = self._locate(path)
