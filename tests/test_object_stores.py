@@ -53,6 +53,8 @@ from sparkdelta.kernel.object_store import (
     storage_options_from_hadoop,
     store_settings,
 )
+from sparkdelta.kernel.snapshot import clear_log_cache
+from sparkdelta.kernel.storage import LocalStorage
 from sparkdelta.kernel.vacuum import execute_vacuum, plan_vacuum
 
 SER = IsolationLevel.SERIALIZABLE
@@ -715,3 +717,28 @@ def test_a_listing_out_of_name_order_is_refused(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(storage, "_list", lambda *_: iter([("00000000000000000001.json", meta), ("00000000000000000000.json", meta)]))
     with pytest.raises(StorageError, match=r"^s3://b/t: S3 bucket 'b' listed s3://b/t/_delta_log out of name order"):
         list(storage.list_from("s3://b/t/_delta_log/00000000000000000000"))
+
+
+def test_a_remote_snapshot_reads_its_log_files_at_once(tmp_path: Path) -> None:
+    """Each read of a store without local files waits 0.2 s: nine commits and a
+    checkpoint take one wait, not ten, and the state is the local one."""
+    table = Table(str(tmp_path))
+    create(table, {"delta.checkpointInterval": "10"})
+    for i in range(19):
+        table.transaction().commit([add(f"p=a/{i}.parquet")], "WRITE")
+
+    class SlowRemote(LocalStorage):
+        def local_path(self, path: str) -> str | None:
+            return None
+
+        def read(self, path: str) -> bytes:
+            time.sleep(0.2)
+            return super().read(path)
+
+    remote = Table(str(tmp_path), storage=SlowRemote())
+    clear_log_cache()
+    started = time.monotonic()
+    snapshot = remote.snapshot()
+    assert time.monotonic() - started < 1.0  # sequential: 11 reads x 0.2 s
+    assert len(snapshot.segment.deltas) == 9 and snapshot.segment.checkpoint_version == 10
+    assert sorted(snapshot.file_paths()) == sorted(table.snapshot().file_paths())

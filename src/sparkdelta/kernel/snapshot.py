@@ -7,6 +7,7 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, partial
 from typing import TypeVar
 
@@ -171,6 +172,8 @@ class _ParsedLogCache:
 
 
 _cache = _ParsedLogCache()
+_REMOTE_READS = 8
+"""Log files read at once from an object store (delta-rs reads concurrently too)."""
 
 
 def clear_log_cache() -> None:
@@ -182,15 +185,29 @@ def load_batches(storage: Storage, segment: LogSegment) -> list[ActionBatch]:
     """Every batch of a segment, newest first."""
     log_dir = f"{segment.table_root}/{LOG_DIR}"
     batches: list[ActionBatch] = []
+    loads: list[Callable[[], list[ActionBatch]]] = []
     for delta in reversed(segment.deltas):
         version = delta.end_version or delta.version
-        batches.extend(_cache.get(delta, partial(_read_delta, storage, segment.table_root, delta, version)))
+        loads.append(partial(_cache.get, delta, partial(_read_delta, storage, segment.table_root, delta, version)))
     for part in segment.checkpoint:
         cause = _cache.damage(part)
         if cause is not None:
-            raise _DamagedCheckpoint(part, part.path, cause)
-        batches.extend(_cache.get(part, partial(_read_checkpoint, storage, log_dir, part)))
+            loads.append(partial(_raise_damaged, part, cause))
+            break
+        loads.append(partial(_cache.get, part, partial(_read_checkpoint, storage, log_dir, part)))
+    if len(loads) > 1 and storage.local_path(f"{log_dir}/{commit_name(segment.version)}") is None:
+        # On an object store every file costs a round trip: read them all at once. Results
+        # (and the first error) still come in log order, as in the sequential reading.
+        with ThreadPoolExecutor(min(len(loads), _REMOTE_READS)) as pool:
+            futures = [pool.submit(load) for load in loads]
+            loads = [future.result for future in futures]
+    for load in loads:
+        batches.extend(load())
     return batches
+
+
+def _raise_damaged(part: LogFile, cause: Exception) -> list[ActionBatch]:
+    raise _DamagedCheckpoint(part, part.path, cause)
 
 
 def _read_delta(storage: Storage, table_root: str, delta: LogFile, version: int) -> list[ActionBatch]:
