@@ -281,7 +281,9 @@ class RecordingProxy:
                 if canned is not None:
                     client.sendall(canned)
                     continue
-                kept = [line for line in lines if line.split(b":", 1)[0].strip().lower().decode("latin-1") not in self.drop_headers]
+                kept = [
+                    line for line in lines if line.split(b":", 1)[0].strip().lower().decode("latin-1") not in self.drop_headers
+                ]
                 upstream.sendall(head + b"".join(kept) + b"\r\n" + body)
         except (OSError, ValueError):
             pass
@@ -343,7 +345,9 @@ class Azurite:
         date = formatdate(usegmt=True)
         headers = {"x-ms-date": date, "x-ms-version": "2021-08-06"}
         canonical_headers = "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
-        canonical_resource = f"/{AZURITE_ACCOUNT}/{AZURITE_ACCOUNT}/{path}" + "".join(f"\n{k}:{v}" for k, v in sorted(query.items()))
+        canonical_resource = f"/{AZURITE_ACCOUNT}/{AZURITE_ACCOUNT}/{path}" + "".join(
+            f"\n{k}:{v}" for k, v in sorted(query.items())
+        )
         to_sign = f"{method}\n\n\n\n\n\n\n\n\n\n\n\n{canonical_headers}{canonical_resource}"  # no body: empty length
         signature = base64.b64encode(hmac.new(base64.b64decode(AZURITE_KEY), to_sign.encode(), hashlib.sha256).digest()).decode()
         url = f"{self.endpoint}/{path}?" + "&".join(f"{k}={v}" for k, v in query.items())

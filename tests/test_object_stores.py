@@ -113,7 +113,13 @@ def test_options_override_the_environment_and_client_keys_are_split() -> None:
     environ = {"AWS_ALLOW_HTTP": "false", "AWS_REGION": "eu-west-1", "AWS_TIMEOUT": "10s", "GOOGLE_ALLOW_HTTP": "true"}
     settings = store_settings(
         "s3",
-        {"AWS_ACCESS_KEY_ID": "k", "aws_allow_http": "true", "Endpoint": "http://e", "max_retries": "2", "retry_timeout": "1500ms"},
+        {
+            "AWS_ACCESS_KEY_ID": "k",
+            "aws_allow_http": "true",
+            "Endpoint": "http://e",
+            "max_retries": "2",
+            "retry_timeout": "1500ms",
+        },
         environ,
     )
     assert settings.config == {"aws_access_key_id": "k", "endpoint": "http://e"}
@@ -389,7 +395,10 @@ def test_parallel_processes_append_to_one_s3_table_and_lose_nothing(
     root = f"s3://{bucket}/t"
     create(Table(root))
     go, workers, per_worker = tmp_path / "go", 4, 5
-    children = [Child("append-worker", root, f"w{n}", str(per_worker), str(go), "WriteSerializable", stderr_path=tmp_path / f"w{n}.err") for n in range(workers)]
+    children = [
+        Child("append-worker", root, f"w{n}", str(per_worker), str(go), "WriteSerializable", stderr_path=tmp_path / f"w{n}.err")
+        for n in range(workers)
+    ]
     try:
         for child in children:
             child.wait_for('{"event": "ready"', timeout=60)
@@ -417,7 +426,9 @@ def authenticating_moto(tmp_path_factory: pytest.TempPathFactory) -> MotoServer:
     server = start_moto(tmp_path_factory.mktemp("moto-auth"), {"INITIAL_NO_AUTH_ACTION_COUNT": "4"})
     import boto3
 
-    iam = boto3.client("iam", endpoint_url=server.endpoint, aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+    iam = boto3.client(
+        "iam", endpoint_url=server.endpoint, aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1"
+    )
     iam.create_user(UserName="delta")
     key = iam.create_access_key(UserName="delta")["AccessKey"]
     policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
@@ -482,7 +493,9 @@ def _on_commit_put(monkeypatch: pytest.MonkeyPatch, table: Table, action: Callab
     monkeypatch.setattr(table.storage, "put_if_absent", put_if_absent)
 
 
-def test_store_down_before_the_commit_lands_leaves_the_last_version(moto_s3: MotoServer, proxied, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_store_down_before_the_commit_lands_leaves_the_last_version(
+    moto_s3: MotoServer, proxied, monkeypatch: pytest.MonkeyPatch
+) -> None:
     table, proxy, bucket = proxied
 
     def outage_then_put(put: Callable[[], None]) -> None:
@@ -490,7 +503,9 @@ def test_store_down_before_the_commit_lands_leaves_the_last_version(moto_s3: Mot
         put()
 
     _on_commit_put(monkeypatch, table, outage_then_put)
-    with pytest.raises(StorageError, match=rf"^{table.root}: cannot write .*00000000000000000002\.json: cannot reach the endpoint"):
+    with pytest.raises(
+        StorageError, match=rf"^{table.root}: cannot write .*00000000000000000002\.json: cannot reach the endpoint"
+    ):
         table.transaction().commit([add("p=a/two.parquet")], "WRITE")
     proxy.restore()
     monkeypatch.undo()
@@ -499,7 +514,9 @@ def test_store_down_before_the_commit_lands_leaves_the_last_version(moto_s3: Mot
     assert table.transaction().commit([add("p=a/two.parquet")], "WRITE").version == 2
 
 
-def test_store_down_after_the_commit_landed_reads_the_whole_commit(moto_s3: MotoServer, proxied, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_store_down_after_the_commit_landed_reads_the_whole_commit(
+    moto_s3: MotoServer, proxied, monkeypatch: pytest.MonkeyPatch
+) -> None:
     table, proxy, bucket = proxied
 
     def put_then_outage(put: Callable[[], None]) -> None:
@@ -616,17 +633,24 @@ def _refuse_if_none_match(request: HttpRequest) -> bytes | None:
     return None
 
 
-def test_unsafe_rename_and_a_locking_provider_refuse_commits_by_name(moto_s3: MotoServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unsafe_rename_and_a_locking_provider_refuse_commits_by_name(
+    moto_s3: MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = f"s3://{moto_s3.new_bucket('unsafe')}/t"
     create(Table(url, storage_options={**moto_s3.options, "aws_s3_allow_unsafe_rename": "false"}))
     cases = [
         ({"AWS_S3_ALLOW_UNSAFE_RENAME": "true"}, r"aws_s3_allow_unsafe_rename=true asks for commits without an atomic primitive"),
-        ({"aws_s3_locking_provider": "dynamodb", "delta_dynamo_table_name": "locks"}, r"aws_s3_locking_provider=dynamodb: .* not supported yet"),
+        (
+            {"aws_s3_locking_provider": "dynamodb", "delta_dynamo_table_name": "locks"},
+            r"aws_s3_locking_provider=dynamodb: .* not supported yet",
+        ),
     ]
     for extra, reason in cases:
         table = Table(url, storage_options={**moto_s3.options, **extra})
         assert table.snapshot().version == 0  # reading is unaffected
-        with pytest.raises(StorageError, match=rf"^{url}: cannot commit: {reason}.*S3DynamoDBLogStore.*AWS_S3_LOCKING_PROVIDER=dynamodb"):
+        with pytest.raises(
+            StorageError, match=rf"^{url}: cannot commit: {reason}.*S3DynamoDBLogStore.*AWS_S3_LOCKING_PROVIDER=dynamodb"
+        ):
             table.transaction().commit([add("p=a/x.parquet")], "WRITE")
     monkeypatch.setenv("AWS_S3_LOCKING_PROVIDER", "dynamodb")  # delta-rs reads it from the environment too
     with pytest.raises(StorageError, match="aws_s3_locking_provider=dynamodb"):
@@ -645,7 +669,10 @@ def test_a_store_that_ignores_if_none_match_is_detected_before_any_commit(moto_s
             obstore.put(storage._store(parse_url(f"s3://{bucket}/k")), "k", body, mode="create", use_multipart=False)
         assert moto_s3.client().get_object(Bucket=bucket, Key="k")["Body"].read() == b"second"
         table = Table(f"s3://{bucket}/t", storage_options=options)
-        with pytest.raises(StorageError, match=rf"^s3://{bucket}/t: cannot commit: S3 bucket '{bucket}' does not support conditional writes \(it overwrote"):
+        with pytest.raises(
+            StorageError,
+            match=rf"^s3://{bucket}/t: cannot commit: S3 bucket '{bucket}' does not support conditional writes \(it overwrote",
+        ):
             create(table)
         assert moto_s3.keys(bucket, "t/") == []  # no commit, and the probe is gone
     finally:
@@ -656,7 +683,9 @@ def test_a_store_that_refuses_if_none_match_is_a_clear_error(moto_s3: MotoServer
     bucket = moto_s3.new_bucket("cas-501")
     proxy = RecordingProxy(_moto_port(moto_s3), answer=_refuse_if_none_match)
     try:
-        table = Table(f"s3://{bucket}/t", storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint, "max_retries": "1"})
+        table = Table(
+            f"s3://{bucket}/t", storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint, "max_retries": "1"}
+        )
         with pytest.raises(StorageError, match=r"does not support conditional writes \(.*501 Not Implemented.*DynamoDB"):
             create(table)
         assert moto_s3.keys(bucket) == []
@@ -676,8 +705,17 @@ def test_the_conditional_write_probe_runs_once_per_bucket(moto_s3: MotoServer) -
     try:
         table = Table(f"s3://{bucket}/t", storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint})
         create(table)
-        writes = [(r.method, "write-probe" in r.target, "if-none-match" in r.headers) for r in proxy.take() if r.method in ("PUT", "POST", "DELETE")]
-        assert writes == [("PUT", True, True), ("PUT", True, True), ("POST", False, False), ("PUT", False, True)]  # POST ?delete: the probe
+        writes = [
+            (r.method, "write-probe" in r.target, "if-none-match" in r.headers)
+            for r in proxy.take()
+            if r.method in ("PUT", "POST", "DELETE")
+        ]
+        assert writes == [
+            ("PUT", True, True),
+            ("PUT", True, True),
+            ("POST", False, False),
+            ("PUT", False, True),
+        ]  # POST ?delete: the probe
         Table(table.root, storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint}).transaction().commit(
             [add("p=a/x.parquet")], "WRITE"
         )
@@ -714,7 +752,9 @@ def test_time_travel_lists_only_the_pages_up_to_its_version(moto_s3: MotoServer)
 def test_a_listing_out_of_name_order_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     storage = ObjectStoreStorage("s3", "s3://b/t", {})
     meta = {"size": 1, "last_modified": datetime.now(UTC)}
-    monkeypatch.setattr(storage, "_list", lambda *_: iter([("00000000000000000001.json", meta), ("00000000000000000000.json", meta)]))
+    monkeypatch.setattr(
+        storage, "_list", lambda *_: iter([("00000000000000000001.json", meta), ("00000000000000000000.json", meta)])
+    )
     with pytest.raises(StorageError, match=r"^s3://b/t: S3 bucket 'b' listed s3://b/t/_delta_log out of name order"):
         list(storage.list_from("s3://b/t/_delta_log/00000000000000000000"))
 

@@ -58,7 +58,17 @@ from .errors import StorageError
 from .storage import FileStatus, Storage
 
 S3, GCS, AZURE = "s3", "gcs", "azure"
-PROVIDERS = {"s3": S3, "s3a": S3, "gs": GCS, "az": AZURE, "azure": AZURE, "abfs": AZURE, "abfss": AZURE, "wasb": AZURE, "wasbs": AZURE}
+PROVIDERS = {
+    "s3": S3,
+    "s3a": S3,
+    "gs": GCS,
+    "az": AZURE,
+    "azure": AZURE,
+    "abfs": AZURE,
+    "abfss": AZURE,
+    "wasb": AZURE,
+    "wasbs": AZURE,
+}
 """URL scheme -> provider, for every scheme this module serves."""
 
 _ENV_PREFIXES = {S3: "aws_", GCS: "google_", AZURE: "azure_"}
@@ -85,7 +95,9 @@ _CLIENT_KEYS = frozenset(
     }
 )
 # delta-rs's retry keys (its "advanced object storage configuration").
-_RETRY_KEYS = frozenset({"max_retries", "retry_timeout", "backoff_config.init_backoff", "backoff_config.max_backoff", "backoff_config.base"})
+_RETRY_KEYS = frozenset(
+    {"max_retries", "retry_timeout", "backoff_config.init_backoff", "backoff_config.max_backoff", "backoff_config.base"}
+)
 # delta-rs options that are no store settings. The lock table's name means nothing
 # without a locking provider (which ``_commit_refusal`` refuses); a mount and a
 # concurrency limit are delta-rs's own. ``aws_s3_allow_unsafe_rename`` and
@@ -257,7 +269,9 @@ def storage_options_from_hadoop(settings: Mapping[str, str], location: str | Non
     target = parse_url(location) if location is not None else None
     options: dict[str, str] = {}
 
-    s3a = {k.removeprefix("fs.s3a."): v for k, v in hadoop.items() if k.startswith("fs.s3a.") and not k.startswith("fs.s3a.bucket.")}
+    s3a = {
+        k.removeprefix("fs.s3a."): v for k, v in hadoop.items() if k.startswith("fs.s3a.") and not k.startswith("fs.s3a.bucket.")
+    }
     if target is not None and target.provider == S3:
         bucket_prefix = f"fs.s3a.bucket.{target.bucket}."
         s3a.update({k.removeprefix(bucket_prefix): v for k, v in hadoop.items() if k.startswith(bucket_prefix)})
@@ -279,7 +293,9 @@ def storage_options_from_hadoop(settings: Mapping[str, str], location: str | Non
         options["aws_virtual_hosted_style_request"] = "false" if path_style else "true"
 
     account_keys = {
-        m.group(1): v for k, v in hadoop.items() if (m := re.fullmatch(r"fs\.azure\.account\.key\.([^.]+)\.(?:dfs|blob)\.core\.windows\.net", k))
+        m.group(1): v
+        for k, v in hadoop.items()
+        if (m := re.fullmatch(r"fs\.azure\.account\.key\.([^.]+)\.(?:dfs|blob)\.core\.windows\.net", k))
     }
     account = target.account if target is not None and target.provider == AZURE else None
     if account is None and len(account_keys) == 1:
@@ -340,7 +356,9 @@ def _first_line(error: BaseException) -> str:
 
 
 _MISSING_BUCKET = re.compile(r"NoSuchBucket|ContainerNotFound|bucket does not exist|The specified bucket does not exist", re.I)
-_DENIED = re.compile(r"\b(401|403)\b|InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|AuthenticationFailed|AuthorizationFailure", re.I)
+_DENIED = re.compile(
+    r"\b(401|403)\b|InvalidAccessKeyId|SignatureDoesNotMatch|AccessDenied|AuthenticationFailed|AuthorizationFailure", re.I
+)
 _NOT_IMPLEMENTED = re.compile(r"\b501 Not Implemented\b|<Code>NotImplemented</Code>", re.I)
 _UNREACHABLE = re.compile(r"error sending request|connection refused|dns error|timed out|operation timed out|tcp connect", re.I)
 
@@ -409,7 +427,9 @@ class ObjectStoreStorage(Storage):
                 config["azure_storage_account_name"] = url.account
             return AzureStore(url.bucket, **{**common, "config": config})
         except BaseError as error:
-            raise StorageError(f"{self.table_root}: cannot configure {_PROVIDER_NAMES[url.provider]} access: {_first_line(error)}") from error
+            raise StorageError(
+                f"{self.table_root}: cannot configure {_PROVIDER_NAMES[url.provider]} access: {_first_line(error)}"
+            ) from error
 
     def _locate(self, path: str) -> tuple[Any, ObjectUrl]:
         url = parse_url(path)
@@ -422,7 +442,9 @@ class ObjectStoreStorage(Storage):
         return f"{_PROVIDER_NAMES[url.provider]} {kind} '{url.bucket}'"
 
     def _fail(self, action: str, path: str, url: ObjectUrl, error: BaseException) -> StorageError:
-        return StorageError(f"{self.table_root}: cannot {action} {path}: {_cause(error, self._where(url))} ({_first_line(error)})")
+        return StorageError(
+            f"{self.table_root}: cannot {action} {path}: {_cause(error, self._where(url))} ({_first_line(error)})"
+        )
 
     def _not_found(self, action: str, path: str, url: ObjectUrl, error: FileNotFoundError) -> Exception:
         """A 404 is a missing object, unless the bucket itself is missing."""
@@ -470,7 +492,9 @@ class ObjectStoreStorage(Storage):
             if "/" in relative or relative < start:
                 continue
             if relative < previous:
-                raise StorageError(f"{self.table_root}: {self._where(url)} listed {directory} out of name order ({previous} before {relative})")
+                raise StorageError(
+                    f"{self.table_root}: {self._where(url)} listed {directory} out of name order ({previous} before {relative})"
+                )
             previous = relative
             yield FileStatus(f"{directory}/{relative}", int(meta["size"]), int(meta["last_modified"].timestamp() * 1000))
 

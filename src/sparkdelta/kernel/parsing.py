@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -62,7 +62,6 @@ class ActionBatch:
     sidecars: list[dict[str, Any]] = field(default_factory=list)
     checkpoint_metadata: dict[str, Any] | None = None
     # The partition keys the adds were last found complete for (snapshots check commits once).
-    checked_partition_keys: list[tuple[str, ...]] | None = field(default=None, repr=False)
 
     @cached_property
     def file_actions(self) -> FileActions:
@@ -246,33 +245,17 @@ _REQUIRED_FIELDS = (
 )
 
 
-def check_file_actions(actions: FileActions, partition_keys: Sequence[tuple[str, ...]] = ()) -> None:
-    """Refuse file actions lacking a path, a size or an add's partitionValues map, and adds
-    whose map lacks a partition column (columnar and cheap).
+def check_file_actions(actions: FileActions) -> None:
+    """Refuse file actions lacking a path, a size or an add's partitionValues map (columnar, cheap).
 
-    ``partition_keys`` holds, per partition column of the table, the keys that name it:
-    its logical name, and its physical one under column mapping (readers accept both).
+    A partition column absent from the map reads as null, as delta-spark's readers take it
+    and as delta-rs writes null partition values in its log compactions.
     """
     by_kind = {"add": actions.adds, "remove": actions.removes, "cdc": actions.cdcs}
     for kind, name in _REQUIRED_FIELDS:
         missing = by_kind[kind].field(name).null_count
         if missing:
             raise InvalidLogError(f"{missing} of {len(by_kind[kind])} {kind} actions have no {name}")
-    adds = actions.adds
-    if not partition_keys or len(adds) == 0:
-        return
-    maps = adds.field("partitionValues")
-    keys = pa.ListArray.from_arrays(maps.offsets, maps.keys)  # Arrow's list kernels take no maps
-    flat, parents = pc.list_flatten(keys), pc.list_parent_indices(keys).to_numpy()
-    for names in partition_keys:
-        named = np.zeros(len(adds), dtype=bool)
-        named[parents[pc.is_in(flat, pa.array(names, pa.string())).to_numpy(zero_copy_only=False)]] = True
-        if not named.all():
-            first = adds.field("path")[int(np.argmin(named))].as_py()
-            raise InvalidLogError(
-                f"{int((~named).sum())} of {len(adds)} add actions (the first {first!r}) have no value for "
-                f"partition column {names[0]!r} in partitionValues"
-            )
 
 
 def parse_json_actions(data: bytes, version: int, is_checkpoint: bool = False) -> ActionBatch:

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,21 +55,13 @@ class _DamagedCheckpoint(Exception):
         self.cause = cause
 
 
-def _partition_keys(metadata: Metadata) -> list[tuple[str, ...]]:
-    """Per partition column, the partitionValues keys naming it: logical and physical name."""
-    schema = metadata.schema if metadata.partition_columns else None
-    return [tuple(dict.fromkeys((name, schema.field(name).physical_name))) for name in metadata.partition_columns]
-
-
-def _checked(
-    load: Callable[[], FileActions], part: LogFile, path: str, partition_keys: list[tuple[str, ...]]
-) -> Callable[[], FileActions]:
+def _checked(load: Callable[[], FileActions], part: LogFile, path: str) -> Callable[[], FileActions]:
     """``load`` whose failures, when the adds are first decoded, name the damaged checkpoint file."""
 
     def checked() -> FileActions:
         try:
             actions = load()
-            check_file_actions(actions, partition_keys)
+            check_file_actions(actions)
         except _DECODING_ERRORS as exc:
             if _is_read_failure(exc):
                 raise
@@ -94,8 +86,7 @@ def _parquet_part(storage: Storage, path: str, part: LogFile, file_actions_only:
 def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[ActionBatch]:
     """A checkpoint part and, for V2 checkpoints, the sidecars it names.
 
-    File actions are decoded lazily; a failure then still raises ``_DamagedCheckpoint``, as
-    does an add lacking a partition column of the checkpoint's metadata.
+    File actions are decoded lazily; a failure then still raises ``_DamagedCheckpoint``.
     """
     if part.path.endswith(".json"):
         data = storage.read(part.path)
@@ -105,17 +96,13 @@ def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[Acti
             raise _DamagedCheckpoint(part, part.path, exc) from exc
     else:
         batch = _parquet_part(storage, part.path, part, file_actions_only=False)
-    try:
-        keys = _partition_keys(Metadata.from_dict(batch.metadata)) if batch.metadata is not None else []
-    except _DECODING_ERRORS as exc:
-        raise _DamagedCheckpoint(part, part.path, exc) from exc
-    batch.load_file_actions = _checked(batch.load_file_actions, part, part.path, keys)
+    batch.load_file_actions = _checked(batch.load_file_actions, part, part.path)
     batches = [batch]
     for sidecar in batch.sidecars:
         path = sidecar["path"]
         full = path if "/" in path else f"{log_dir}/{SIDECAR_DIR}/{path}"
         sidecar_batch = _parquet_part(storage, full, part, file_actions_only=True)
-        sidecar_batch.load_file_actions = _checked(sidecar_batch.load_file_actions, part, full, keys)
+        sidecar_batch.load_file_actions = _checked(sidecar_batch.load_file_actions, part, full)
         batches.append(sidecar_batch)
     return batches
 
@@ -407,22 +394,20 @@ def _named(segment: LogSegment, batch: ActionBatch, decode: Callable[[], _T]) ->
 
 
 def _checked_metadata(segment: LogSegment, batches: list[ActionBatch]) -> Metadata:
-    """The newest metadata, every one of the segment decoded (schema included) and every
-    commit's adds checked to name each partition column of the metadata in force.
-
-    Commits are checked here rather than when decoded because only the segment knows their
-    metadata; a commit's check is remembered on its cached batch, so it runs once.
-    """
+    """The newest metadata, every one of the segment decoded (schema included), so a bad
+    one fails naming its version and file rather than later, unnamed."""
     metadata: Metadata | None = None
-    keys: list[tuple[str, ...]] = []
     for batch in reversed(batches):
         if batch.metadata is not None:
-            metadata = _named(segment, batch, partial(Metadata.from_dict, batch.metadata))
-            keys = _named(segment, batch, partial(_partition_keys, metadata))
-        if keys and not batch.is_checkpoint and batch.checked_partition_keys != keys:
-            _named(segment, batch, partial(check_file_actions, batch.file_actions, keys))
-            batch.checked_partition_keys = keys
+            metadata = _named(segment, batch, partial(_decoded_metadata, batch.metadata))
     assert metadata is not None  # the caller made sure one exists
+    return metadata
+
+
+def _decoded_metadata(raw: dict[str, Any]) -> Metadata:
+    """``Metadata.from_dict`` with its schema parsed now (it is parsed lazily otherwise)."""
+    metadata = Metadata.from_dict(raw)
+    metadata.schema  # noqa: B018 - parse errors surface here, named by the caller
     return metadata
 
 
