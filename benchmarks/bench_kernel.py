@@ -24,13 +24,10 @@ Run:  python benchmarks/bench_kernel.py            (add --help for options)
 from __future__ import annotations
 
 import argparse
-import cProfile
 import datetime as dt
 import gc
-import io
 import json
 import os
-import pstats
 import random
 import shutil
 import statistics
@@ -45,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from machine import git_revision, machine_info
+from machine import git_revision, machine_info, print_profile
 
 import sparkdelta
 from sparkdelta.kernel import AddFile, Metadata, Protocol, Table
@@ -471,19 +468,6 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
         print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=False))))
 
 
-def profile_snapshot(path: str, version: int | None, top: int) -> None:
-    _ = Table(path).snapshot(version=version).num_files  # warm-up
-    profiler = cProfile.Profile()
-    profiler.enable()
-    _ = Table(path).snapshot(version=version).num_files
-    profiler.disable()
-    for sort in ("tottime", "cumulative"):
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(sort).print_stats(top)
-        print(f"\n--- cProfile: Table(p).snapshot({'' if version is None else f'version={version}'}).num_files, by {sort}")
-        print(out.getvalue().split("\n", 4)[-1].rstrip())
-
-
 # --------------------------------------------------------------------------- main
 
 
@@ -697,7 +681,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\noverall: {verdict(all(checks))} ({sum(checks)}/{len(checks)} targets met)")
 
     if args.profile:
-        profile_snapshot(p, None, 30)
+        print_profile(lambda: Table(p).snapshot().num_files, "Table(p).snapshot().num_files", 30)
 
     return 1 if args.strict and not all(checks) else 0
 

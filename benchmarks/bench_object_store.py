@@ -29,10 +29,7 @@ Run:  python benchmarks/bench_object_store.py                  (~3 minutes on 2 
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
-import io
-import pstats
 import sys
 import tempfile
 import time
@@ -44,7 +41,7 @@ from typing import Any
 
 import obstore
 from bench_kernel import TableSpec, Timing, _add_files, _create_actions, build_table, fmt_s, measure, print_table, verdict
-from machine import git_revision, machine_info
+from machine import git_revision, machine_info, print_profile
 from obstore.store import S3Store
 
 import sparkdelta
@@ -185,19 +182,6 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
-def profile_load(url: str, options: dict[str, str], top: int) -> None:
-    ours_load(url, options, None)
-    profiler = cProfile.Profile()
-    profiler.enable()
-    ours_load(url, options, None)
-    profiler.disable()
-    for sort in ("tottime", "cumulative"):
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(sort).print_stats(top)
-        print(f"\n--- cProfile: Table(s3 url).snapshot().num_files, by {sort}")
-        print(out.getvalue().split("\n", 4)[-1].rstrip())
-
-
 # --------------------------------------------------------------------------- main
 
 
@@ -297,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         requests["theirs_commits"] = proxy.take()
 
         if args.profile:
-            profile_load(url, options, 25)
+            print_profile(lambda: ours_load(url, options, None), "Table(s3 url).snapshot().num_files", 25)
     finally:
         proxy.close()
         server.stop()

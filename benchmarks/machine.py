@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import cProfile
 import datetime as dt
 import gc
+import io
 import os
 import platform
+import pstats
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -129,3 +132,17 @@ def remove_run_dirs(workdir: Path, names: Iterable[str]) -> None:
     """Delete what a run writes under ``workdir`` (and nothing else there)."""
     for name in names:
         shutil.rmtree(workdir / name, ignore_errors=True)
+
+
+def print_profile(work: Callable[[], object], label: str, top: int) -> None:
+    """cProfile of one warm run of ``work``, by own time and by cumulative time."""
+    work()  # warm-up
+    profiler = cProfile.Profile()
+    profiler.enable()
+    work()
+    profiler.disable()
+    for sort in ("tottime", "cumulative"):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(sort).print_stats(top)
+        print(f"\n--- cProfile: {label}, by {sort}")
+        print(out.getvalue().split("\n", 4)[-1].rstrip())
