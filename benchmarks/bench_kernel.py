@@ -471,6 +471,15 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
 # --------------------------------------------------------------------------- main
 
 
+def add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """The big table's shape and the timing runs, shared with ``bench_object_store.py``."""
+    parser.add_argument("--commits", type=int, default=1000, help="commits in the big table (default: %(default)s)")
+    parser.add_argument("--files-per-commit", type=int, default=100, help="AddFile per commit (default: %(default)s)")
+    parser.add_argument("--partitions", type=int, default=20, help="distinct partition values (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (default: %(default)s)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs first (default: %(default)s)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -480,9 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         help="where the tables live; the big table is reused across runs (default: %(default)s)",
     )
     parser.add_argument("--rebuild", action="store_true", help="rebuild the big table even if it exists")
-    parser.add_argument("--commits", type=int, default=1000, help="commits in the big table (default: %(default)s)")
-    parser.add_argument("--files-per-commit", type=int, default=100, help="AddFile per commit (default: %(default)s)")
-    parser.add_argument("--partitions", type=int, default=20, help="distinct partition values (default: %(default)s)")
+    add_table_arguments(parser)
     parser.add_argument(
         "--partition-type",
         choices=sorted(PARTITION_COLUMNS),
@@ -490,8 +497,6 @@ def main(argv: list[str] | None = None) -> int:
         help="type of the partition column (default: %(default)s)",
     )
     parser.add_argument("--time-travel-version", type=int, default=None, help="default: commits // 2")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (default: %(default)s)")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed runs first (default: %(default)s)")
     parser.add_argument("--throughput-commits", type=int, default=300, help="commits per throughput run (default: %(default)s)")
     parser.add_argument("--no-strace", action="store_true", help="skip the strace check that delta-rs reads only the log")
     parser.add_argument("--profile", action="store_true", help="also cProfile our latest-snapshot load and print hotspots")

@@ -40,7 +40,18 @@ from pathlib import Path
 from typing import Any
 
 import obstore
-from bench_kernel import TableSpec, Timing, _add_files, _create_actions, build_table, fmt_s, measure, print_table, verdict
+from bench_kernel import (
+    TableSpec,
+    Timing,
+    _add_files,
+    _create_actions,
+    add_table_arguments,
+    build_table,
+    fmt_s,
+    measure,
+    print_table,
+    verdict,
+)
 from machine import git_revision, machine_info, print_profile
 from obstore.store import S3Store
 
@@ -193,11 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="where the local table is built, shared with bench_kernel.py (default: %(default)s)",
     )
-    parser.add_argument("--commits", type=int, default=1000, help="commits in the big table (default: %(default)s)")
-    parser.add_argument("--files-per-commit", type=int, default=100, help="AddFile per commit (default: %(default)s)")
-    parser.add_argument("--partitions", type=int, default=20, help="distinct partition values (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed loads per measurement (default: %(default)s)")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed loads first (default: %(default)s)")
+    add_table_arguments(parser)
     parser.add_argument("--commit-count", type=int, default=100, help="commits per side for the latency (default: %(default)s)")
     parser.add_argument("--profile", action="store_true", help="also cProfile our latest-snapshot load")
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if any target FAILs")

@@ -38,6 +38,15 @@ REPO = Path(__file__).resolve().parent.parent
 REGION = "us-east-1"
 
 
+def shutdown_quietly(*sockets: socket.socket) -> None:
+    """Shut both directions of each socket; one the peer already closed is fine."""
+    for s in sockets:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -182,20 +191,13 @@ class CuttableProxy:
         except OSError:
             pass
         finally:
-            for s in (source, target):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            shutdown_quietly(source, target)
 
     def cut(self) -> None:
         self.cut_event.set()
         with self.lock:
+            shutdown_quietly(*self.connections)
             for s in self.connections:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 s.close()
             self.connections.clear()
 
@@ -288,11 +290,7 @@ class RecordingProxy:
         except (OSError, ValueError):
             pass
         finally:
-            for s in (client, upstream):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            shutdown_quietly(client, upstream)
 
     @staticmethod
     def _body(reader: Any, headers: dict[str, str]) -> bytes:
