@@ -394,14 +394,10 @@ def _named(segment: LogSegment, batch: ActionBatch, decode: Callable[[], _T]) ->
 
 
 def _checked_metadata(segment: LogSegment, batches: list[ActionBatch]) -> Metadata:
-    """The newest metadata, every one of the segment decoded (schema included), so a bad
-    one fails naming its version and file rather than later, unnamed."""
-    metadata: Metadata | None = None
-    for batch in reversed(batches):
-        if batch.metadata is not None:
-            metadata = _named(segment, batch, partial(_decoded_metadata, batch.metadata))
-    assert metadata is not None  # the caller made sure one exists
-    return metadata
+    """The metadata in force (the newest), decoded now, schema included, so a bad one fails
+    naming its version and file rather than later, unnamed."""
+    batch = next(b for b in batches if b.metadata is not None)  # the caller made sure one exists
+    return _named(segment, batch, partial(_decoded_metadata, batch.metadata))
 
 
 def _decoded_metadata(raw: dict[str, Any]) -> Metadata:
