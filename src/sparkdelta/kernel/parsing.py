@@ -61,7 +61,6 @@ class ActionBatch:
     commit_info: dict[str, Any] | None = None
     sidecars: list[dict[str, Any]] = field(default_factory=list)
     checkpoint_metadata: dict[str, Any] | None = None
-    # The partition keys the adds were last found complete for (snapshots check commits once).
 
     @cached_property
     def file_actions(self) -> FileActions:
@@ -153,24 +152,6 @@ def _object_keys(wrapped: pa.Array, objects: pa.Array) -> list[str]:
     return [f.name for f in inferred.schema.field("v").type]
 
 
-def _only_written_keys(maps: pa.MapArray, objects: pa.Array, keys: list[str]) -> pa.MapArray:
-    """``maps`` without the entries their object never wrote.
-
-    Parsing against the keys of all the lines gives a line lacking one a null entry for it,
-    which reads as a null partition value; a spec-valid line names every partition column,
-    so only the lines with fewer keys than all the lines use are decoded in Python.
-    """
-    counts = pc.count_substring_regex(objects, r'"(?:[^"\\]|\\.)*"\s*:')
-    short = pc.less(counts, len(keys))
-    if not pc.any(short).as_py():
-        return maps
-    rows = maps.to_pylist()
-    for i in np.flatnonzero(short.to_numpy(zero_copy_only=False)):
-        written = json.loads(objects[int(i)].as_py())
-        rows[i] = [(k, v) for k, v in rows[i] if k in written]
-    return pa.array(rows, A.STRING_MAP)
-
-
 def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
     """``partitionValues`` and ``tags`` of each line, as string maps, values verbatim.
 
@@ -190,8 +171,6 @@ def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
         else:
             column = pa.array([{}] * len(lines), pa.struct([]))
         maps = _struct_to_map(column, drop_nulls=(name == "tags"))
-        if name == "partitionValues" and keys:
-            maps = _only_written_keys(maps, objects, keys)
         if name == "partitionValues" and kind == "add" and found.null_count:
             maps = pa.MapArray.from_arrays(maps.offsets, maps.keys, maps.items, mask=found.is_null())
         result[name] = maps
