@@ -75,15 +75,22 @@ def _may_contain(paths: pa.Array, needles: tuple[bytes, ...]) -> bool:
     """Whether a value of ``paths`` may hold one of ``needles`` (a match across two adjacent
     values is a false positive, so callers check the candidates precisely).
 
-    One scan of the values' bytes, far cheaper than a per-string ``match_substring``.
+    Vectorised over the values' bytes in place, far cheaper than a per-string
+    ``match_substring``; ``needles`` are one or two bytes long.
     """
     _, offset_buffer, data = paths.buffers()
     if data is None or len(paths) == 0:
         return False
     width = np.int64 if pa.types.is_large_string(paths.type) else np.int32
     offsets = np.frombuffer(offset_buffer, width)[paths.offset : paths.offset + len(paths) + 1]
-    raw = bytes(memoryview(data)[int(offsets[0]) : int(offsets[-1])])
-    return any(needle in raw for needle in needles)
+    raw = np.frombuffer(data, np.uint8)[int(offsets[0]) : int(offsets[-1])]  # no copy
+    for needle in needles:
+        first = raw == needle[0]
+        if len(needle) == 1 and first.any():
+            return True
+        if len(needle) == 2 and (first[:-1] & (raw[1:] == needle[1])).any():
+            return True
+    return False
 
 
 def _normalize_relative_keys(keys: pa.Array, relative: pa.Array | None) -> pa.Array:
@@ -138,6 +145,11 @@ def canonical_paths(paths: pa.Array, table_root: str) -> pa.Array:
     """
     if len(paths) == 0:
         return paths
+    if (
+        not _may_contain(paths, (b":", b"%", b"//", b"/."))
+        and not pc.any(pc.or_(pc.or_(pc.starts_with(paths, "/"), pc.starts_with(paths, ".")), pc.ends_with(paths, "/"))).as_py()
+    ):
+        return paths  # the usual log: plain, normalized relative paths, settled by one scan
     local_uri = pc.match_substring_regex(paths, _LOCAL_FILE_URI)
     absolute = pc.or_(local_uri, pc.starts_with(paths, "/"))
     other_scheme = pc.and_(pc.invert(absolute), pc.match_substring_regex(paths, _SCHEME))
@@ -178,9 +190,12 @@ def escaping_paths(paths: pa.Array, keys: pa.Array) -> pa.Array:
     relative ones that climb out or decode to an absolute path, and ``file:`` URIs with a relative path."""
     if len(paths) == 0:
         return pa.array([], pa.bool_())
-    maybe = pc.or_(pc.match_substring(keys, ".."), pc.or_(pc.starts_with(keys, "/"), pc.starts_with(paths, "file:")))
-    if not pc.any(maybe).as_py():
-        return maybe  # all false: the common case, settled without the regular expressions
+    if not (
+        _may_contain(keys, (b"..",))
+        or pc.any(pc.starts_with(keys, "/")).as_py()
+        or pc.any(pc.starts_with(paths, "file:")).as_py()
+    ):
+        return pa.nulls(len(paths), pa.bool_()).fill_null(False)  # the common case, settled by one scan
     leaves = pc.or_(pc.starts_with(keys, "/"), pc.match_substring_regex(keys, _PARENT_SEGMENT))
     return pc.or_(pc.and_(is_relative(paths), leaves), pc.match_substring_regex(paths, _OPAQUE_FILE_URI))
 
