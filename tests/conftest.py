@@ -7,11 +7,15 @@ Its warehouse and Hive metastore live in a temporary directory, so tests never t
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def catalog_configs(directory: Path) -> dict[str, str]:
@@ -21,6 +25,24 @@ def catalog_configs(directory: Path) -> dict[str, str]:
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={directory / 'metastore_db'};create=true",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={directory}",
     }
+
+
+def hadoop_aws_classpath() -> str | None:
+    """Hadoop's S3A connector for the tests' Spark (``scripts/fetch_hadoop_aws.sh``, cached
+    outside the repo), or ``None`` with a warning when it cannot be fetched: the ``s3a://``
+    tests then fail saying so, and every other test runs."""
+    try:
+        done = subprocess.run(
+            [str(REPO / "scripts" / "fetch_hadoop_aws.sh")],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHON": sys.executable},
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        warnings.warn(f"no hadoop-aws for Spark on s3a://: {exc} {getattr(exc, 'stderr', '')}", stacklevel=1)
+        return None
+    return done.stdout.strip().splitlines()[-1]
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +55,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pyspark.sql.Spar
     builder = SparkSession.builder.appName("sparkdelta-tests").master("local[2]")
     for key, value in catalog_configs(tmp_path_factory.mktemp("catalog")).items():
         builder = builder.config(key, value)
+    classpath = hadoop_aws_classpath()
+    if classpath:
+        builder = builder.config("spark.driver.extraClassPath", classpath)
     session = sparkdelta.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     session.conf.set("spark.sql.shuffle.partitions", "4")

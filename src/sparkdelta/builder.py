@@ -26,7 +26,8 @@ from .kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clusterin
 from .kernel.file_actions import remove_actions
 from .kernel.protocol import FEATURE_PROP_PREFIX, require_writable
 from .spark.generated import GENERATION_EXPRESSION, validate_generated_columns
-from .spark.paths import local_path
+from .spark.paths import normalize_location
+from .spark.storage import open_table
 from .spark.write import refuse_data_outside_a_table, table_properties
 from .spark.write_schema import DeltaAnalysisException, bare, delta_schema_json
 
@@ -160,7 +161,7 @@ class DeltaTableBuilder:
         from .tables import DeltaTable
 
         target = self._target()
-        table = Table(target.location)
+        table = open_table(self._spark, target.location)
         try:
             snapshot = table.snapshot()
         except TableNotFoundError:
@@ -187,7 +188,7 @@ class DeltaTableBuilder:
     def _target(self) -> _Target:
         if self._name is None and self._location is None:
             raise DeltaAnalysisException("a Delta table needs a tableName or a location")
-        location = Table(local_path(self._location)).root if self._location is not None else None
+        location = Table(normalize_location(self._location)).root if self._location is not None else None
         if self._name is None:
             assert location is not None
             return _Target(location, None, managed=False, registered=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from dataclasses import astuple
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -21,13 +22,15 @@ from pyspark.sql.types import (
 )
 
 from .builder import IdentityGenerator
-from .kernel import Table, TableNotFoundError
+from .kernel import TableNotFoundError
 from .kernel.clustering import clustering_columns
-from .kernel.errors import DeltaError
+from .kernel.errors import DeltaError, StorageError
 from .kernel.protocol import reader_features, writer_features
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
 from .kernel.restore import RestoreMetrics, restore
+from .spark.paths import qualified
 from .spark.read import read_snapshot
+from .spark.storage import open_table
 from .spark.time_zones import session_instant
 
 if TYPE_CHECKING:
@@ -88,9 +91,11 @@ def _string_map(value: Any) -> dict[str, str] | None:
 class DeltaTable:
     """A Delta table, addressed by path or by catalog name."""
 
-    def __init__(self, spark: SparkSession, path: str, name: str | None = None) -> None:
+    def __init__(
+        self, spark: SparkSession, path: str, name: str | None = None, hadoop_conf: Mapping[str, str] | None = None
+    ) -> None:
         self._spark = spark
-        self._table = Table(path)
+        self._table = open_table(spark, path, hadoop_conf)
         self._name = name
         self._alias: str | None = None
         if not self._table.exists():
@@ -98,8 +103,10 @@ class DeltaTable:
             raise TableNotFoundError(f"{what} is not a Delta table")
 
     @classmethod
-    def forPath(cls, sparkSession: SparkSession, path: str) -> DeltaTable:
-        return cls(sparkSession, path)
+    def forPath(cls, sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None) -> DeltaTable:
+        """The Delta table at ``path``. ``hadoopConf`` (``fs.s3a.access.key``...) reaches its
+        storage, over the session's settings, as delta-spark's does."""
+        return cls(sparkSession, path, hadoop_conf=hadoopConf)
 
     @classmethod
     def convertToDelta(
@@ -120,8 +127,13 @@ class DeltaTable:
 
     @classmethod
     def isDeltaTable(cls, sparkSession: SparkSession, identifier: str) -> bool:
+        """Whether ``identifier`` (a path or URL) holds a Delta table. A store that cannot be
+        read (wrong credentials, a missing bucket) raises ``StorageError`` rather than
+        answering ``False``, which would send "create if absent" code to overwrite."""
         try:
-            return Table(identifier).exists()
+            return open_table(sparkSession, identifier).exists()
+        except StorageError:
+            raise
         except (DeltaError, NotImplementedError, OSError):
             return False
 
@@ -325,7 +337,7 @@ class DeltaTable:
             metadata.id,
             self._name or metadata.name,
             metadata.description,
-            f"file:{snapshot.table_root}",
+            qualified(snapshot.table_root),
             ts(metadata.created_time),
             ts(snapshot.timestamp),
             list(metadata.partition_columns),

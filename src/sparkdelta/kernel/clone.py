@@ -12,6 +12,7 @@ Cloning onto an existing table replaces its files only when asked (``replace``).
 from __future__ import annotations
 
 import os
+import re
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -55,8 +56,12 @@ class CloneMetrics:
         }
 
 
-def _file_uri(path: str) -> str:
-    return "file://" + quote(path, safe="/")
+def _file_uri(location: str) -> str:
+    """A decoded location (local path or object-store URL) as an absolute, encoded log path."""
+    url = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://[^/]*", location)
+    if url:
+        return url.group(0) + quote(location[url.end() :], safe="/")
+    return "file://" + quote(location, safe="/")
 
 
 def _shallow(add: AddFile, source_root: str) -> AddFile:

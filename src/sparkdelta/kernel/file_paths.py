@@ -182,7 +182,9 @@ def file_path(table_root: str, path: str) -> str:
             f"{table_root}: the log names {path!r}, a relative path that leads outside the table root once decoded; "
             "refusing to read, rewrite or delete it"
         )
-    return re.sub("/{2,}", "/", f"{table_root}/{normalize_relative(decoded)}")
+    authority = re.match(_SCHEME + "//[^/]*", table_root)  # an object store's "s3://bucket" stays whole
+    prefix = authority.group(0) if authority else ""
+    return prefix + re.sub("/{2,}", "/", f"{table_root[len(prefix) :]}/{normalize_relative(decoded)}")
 
 
 def escaping_paths(paths: pa.Array, keys: pa.Array) -> pa.Array:

@@ -634,6 +634,15 @@ class ObjectStoreStorage(Storage):
         except BaseError as error:
             raise self._fail("list", path, url, error) from error
 
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        store, url = self._locate(path)
+        try:
+            return bytes(obstore.get_range(store, url.key, start=start, end=end))
+        except FileNotFoundError as error:
+            raise self._not_found("read", path, url, error) from error
+        except BaseError as error:
+            raise self._fail("read", path, url, error) from error
+
     def copy(self, source: str, destination: str) -> None:
         """Server-side within a bucket; across buckets, through memory."""
         store, url = self._locate(destination)

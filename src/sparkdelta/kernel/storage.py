@@ -103,6 +103,15 @@ class Storage(ABC):
         """Copy a file (object stores: a server-side copy); this default streams it through memory."""
         self.write(destination, self.read(source))
 
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        """Bytes ``start`` to ``end`` (exclusive) of a file: a Parquet footer without the data."""
+        return self.read(path)[start:end]
+
+    def move(self, source: str, destination: str) -> None:
+        """Give a file a new name, replacing any file there (object stores: copy, then delete)."""
+        self.copy(source, destination)
+        self.delete(source)
+
     def local_path(self, path: str) -> str | None:
         """A local file name for ``path``, when the store is a local disk (fast paths)."""
         return None
@@ -153,6 +162,15 @@ class LocalStorage(Storage):
         temp = self._temp_path(destination)
         shutil.copyfile(source, temp)
         os.replace(temp, destination)
+
+    def read_range(self, path: str, start: int, end: int) -> bytes:
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read(end - start)
+
+    def move(self, source: str, destination: str) -> None:
+        os.makedirs(os.path.dirname(destination) or "/", exist_ok=True)
+        os.replace(source, destination)
 
     def delete_empty_directory(self, path: str) -> bool:
         try:

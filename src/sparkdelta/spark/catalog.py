@@ -20,8 +20,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructField, StructType
 
 from ..kernel.errors import DeltaError
-from .paths import local_path
+from .paths import normalize_location
 from .source import ensure_delta_source
+from .storage import open_table
 
 DELTA_PROVIDER = "delta"
 
@@ -80,7 +81,7 @@ def lookup(spark: SparkSession, name: str) -> CatalogEntry | None:
     location = table.location().toString()
     return CatalogEntry(
         f"{identifier.database().get()}.{identifier.table()}",  # type: ignore[attr-defined]
-        local_path(location),
+        normalize_location(location),
         table.tableType().name() == "MANAGED",
         provider or table.tableType().name().lower(),
     )
@@ -99,7 +100,7 @@ def delta_entry(spark: SparkSession, name: str) -> CatalogEntry:
 def default_location(spark: SparkSession, name: str) -> str:
     """Where a managed table of this name keeps its data (under the warehouse)."""
     _database_must_exist(spark, name)
-    return local_path(_session_catalog(spark).defaultTablePath(_identifier(spark, name)).toString())  # type: ignore[attr-defined]
+    return normalize_location(_session_catalog(spark).defaultTablePath(_identifier(spark, name)).toString())  # type: ignore[attr-defined]
 
 
 def _catalog_schema(schema: StructType) -> StructType:
@@ -124,9 +125,7 @@ def register(
     columns = _catalog_schema(schema) if schema is not None else StructType()
     options = {} if managed else {"path": location}
     if not managed and schema is None:
-        from ..kernel import Table
-
-        columns = _catalog_schema(StructType.fromJson(Table(location).snapshot().schema.to_json()))
+        columns = _catalog_schema(StructType.fromJson(open_table(spark, location).snapshot().schema.to_json()))
     spark.catalog.createTable(name, source=DELTA_PROVIDER, schema=columns, description=comment, **options)
     entry = lookup(spark, name)
     assert entry is not None
@@ -204,7 +203,7 @@ def save_as_table(
             raise DeltaCatalogError(f"{entry.name} already exists (mode ErrorIfExists); use mode append or overwrite")
         if mode_name == "ignore":
             return
-        if path is not None and local_path(path) != entry.location:
+        if path is not None and normalize_location(path) != entry.location:
             raise DeltaCatalogError(f"{entry.name} is at {entry.location}, not at the given path {path}")
         operation = None
         if mode_name == "overwrite":
@@ -214,7 +213,7 @@ def save_as_table(
         return
     create = "CREATE OR REPLACE TABLE AS SELECT" if replace else "CREATE TABLE AS SELECT"
     if path is not None:
-        location = local_path(path)
+        location = normalize_location(path)
         write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, False))
         register(spark, name, location, managed=False, comment=description)
         return
@@ -229,11 +228,10 @@ def save_as_table(
 
 def insert_into(df: DataFrame, name: str, overwrite: bool) -> None:
     """``df.write.insertInto(name)``: columns by position, as SQL ``INSERT INTO``."""
-    from ..kernel import Table
     from .write import write_dataframe
 
     entry = delta_entry(df.sparkSession, name)
-    table_columns = [f.name for f in Table(entry.location).snapshot().schema.fields]
+    table_columns = [f.name for f in open_table(df.sparkSession, entry.location).snapshot().schema.fields]
     if len(df.columns) != len(table_columns):
         raise DeltaCatalogError(
             f"{entry.name}: insertInto matches columns by position; the table has {len(table_columns)} "

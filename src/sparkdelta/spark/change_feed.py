@@ -18,9 +18,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField
 
-from ..kernel import Table
 from ..kernel.change_data import ChangeRange, resolve_versions, table_changes
 from .read import read_files, spark_schema, without_field_metadata
+from .storage import open_table
 from .time_zones import session_instant
 
 CHANGE_TYPE = "_change_type"
@@ -99,7 +99,7 @@ def _option(options: dict[str, Any], name: str) -> Any:
 
 def load_changes(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
     """``spark.read.format("delta").option("readChangeFeed", "true")...load(path)``."""
-    table = Table(path)
+    table = open_table(spark, path, options)
     start, end = resolve_versions(
         table,
         starting_version=_option(options, "startingVersion"),

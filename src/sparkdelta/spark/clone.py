@@ -10,7 +10,7 @@ from pyspark.sql.types import StructType
 from ..kernel import Table
 from ..kernel.clone import clone
 from . import catalog
-from .paths import local_path
+from .paths import normalize_location
 from .time_zones import session_instant
 from .write_schema import DeltaAnalysisException
 
@@ -32,7 +32,7 @@ def clone_table(
     """Clone ``source`` to ``target``; the clone's location and, for a named target, its catalog name."""
     instant = session_instant(spark, timestamp) if timestamp is not None else None
     if _is_path(target):
-        location = Table(local_path(target)).root
+        location = Table(normalize_location(target)).root
         clone(source, location, shallow, version, instant, replace, properties)
         return location, None
     entry = catalog.lookup(spark, target)

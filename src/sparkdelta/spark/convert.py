@@ -18,11 +18,13 @@ from urllib.parse import unquote
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
-from ..kernel import AddFile, Metadata, Table, metadata_change
+from ..kernel import AddFile, Metadata, metadata_change
+from ..kernel.parquet_footer import parquet_metadata
 from ..kernel.stats_schema import stats_leaves
 from ..kernel.storage import FileStatus
-from .paths import local_path, log_path
+from .paths import hadoop_path, log_path
 from .stats import file_stats
+from .storage import open_table
 from .write_schema import DeltaAnalysisException, delta_schema_json, new_table_schema
 
 _PARQUET_IDENTIFIER = re.compile(r"^\s*parquet\s*\.\s*`(?P<path>.+)`\s*$", re.IGNORECASE)
@@ -59,7 +61,7 @@ def _partition_values(root: str, status: FileStatus, columns: list[str]) -> dict
 def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str | StructType | None = None) -> str:
     """Convert ``parquet.`/path``` (or a plain path) to a Delta table; its root."""
     match = _PARQUET_IDENTIFIER.match(identifier)
-    table = Table(local_path(match.group("path") if match else identifier))
+    table = open_table(spark, match.group("path") if match else identifier)
     if table.exists():
         return table.root
     partitions = _partition_schema(partition_schema)
@@ -72,7 +74,7 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
     if not files:
         raise DeltaAnalysisException(f"{table.root}: no Parquet files to convert")
     values = [_partition_values(table.root, f, columns) for f in files]
-    data = spark.read.option("mergeSchema", "true").parquet(*[f"file://{f.path}" for f in files]).schema
+    data = spark.read.option("mergeSchema", "true").parquet(*[hadoop_path(f.path) for f in files]).schema
     clashing = {f.name.lower() for f in data.fields} & {c.lower() for c in columns}
     if clashing:
         raise DeltaAnalysisException(
@@ -89,7 +91,7 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
             f.size,
             f.modification_time,
             True,
-            file_stats(f.path, indexed)[0],
+            file_stats(parquet_metadata(table.storage, f.path, f.size), indexed, f.path)[0],
         )
         for f, partition in zip(files, values, strict=True)
     ]

@@ -41,6 +41,7 @@ from ..kernel.file_actions import remove_actions
 from ..kernel.protocol import require_writable
 from .dml.common import kernel_predicate
 from .overwrite import files_in_partitions
+from .paths import qualified
 from .read import read_files, spark_schema
 from .write import discard_uncommitted, num_records, remove_unreferenced, write_table_files
 from .write_schema import DeltaAnalysisException
@@ -292,9 +293,9 @@ def optimize(
                 [*remove_actions(chosen, data_change=False), *adds], "REORG" if purge else "OPTIMIZE", parameters, commit_metrics
             )
         except BaseException:
-            discard_uncommitted(transaction, table.root, adds)
+            discard_uncommitted(transaction, table.storage, table.root, adds)
             raise
-    return spark.createDataFrame([(f"file:{table.root}", metrics)], _RESULT_SCHEMA)
+    return spark.createDataFrame([(qualified(table.root), metrics)], _RESULT_SCHEMA)
 
 
 def _rewrite(
@@ -318,7 +319,7 @@ def _rewrite(
         rows = rows.repartitionByRange(count, F.col(_BIN), F.col(_Z)).sortWithinPartitions(F.col(_Z))
     adds = write_table_files(rows.select(*columns), snapshot, data_change=False)
     empty = [a for a in adds if num_records(a) == 0]
-    remove_unreferenced(snapshot.table_root, empty)
+    remove_unreferenced(snapshot.storage, snapshot.table_root, empty)
     return [a for a in adds if a not in empty]
 
 

@@ -4,6 +4,11 @@ The log holds RFC 2396-encoded paths, usually relative to the table root. Spark'
 readers take Hadoop path strings (decoded), and report ``_metadata.file_path`` as the
 ``java.net.URI`` form of that path, so joining scan rows back to their log entry needs
 exactly that spelling.
+
+A location is a decoded absolute local path (``/data/t/a b.parquet``) or a decoded
+object-store URL in the kernel's spelling (``s3://bucket/t/a b.parquet``). Spark reaches
+the latter through Hadoop's file system for its scheme (``s3a://`` for S3, see
+``kernel.object_store.hadoop_url``), which the user's cluster provides.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import unicodedata
 from urllib.parse import unquote, urlparse
 
 from ..kernel.file_paths import file_path
+from ..kernel.object_store import PROVIDERS, canonical_root, hadoop_url
 
 # java.net.URI leaves these unescaped in a path (unreserved, punct, '/', '@');
 # other ASCII characters are percent-encoded.
@@ -42,34 +48,59 @@ def _normalize(path: str) -> str:
     return posixpath.normpath(path) if path.startswith("/") else path
 
 
+def is_object_store(location: str) -> bool:
+    """Whether ``location`` is an object-store URL (``s3://``, ``s3a://``, ``gs://``, ``abfss://``...)."""
+    scheme, sep, _ = location.partition("://")
+    return bool(sep) and scheme.lower() in PROVIDERS
+
+
 def absolute_path(table_root: str, log_path: str) -> str:
-    """The decoded absolute path of a file named in the log; a relative path leading out of
-    the root is refused (``PathOutsideTableError``)."""
+    """The location of a file named in the log: a decoded absolute local path, or a decoded
+    object-store URL; a relative path leading out of the root is refused
+    (``PathOutsideTableError``)."""
     resolved = file_path(table_root, log_path)
-    if not resolved.startswith("/"):
-        raise NotImplementedError(f"file {log_path!r} is on another file system; only local tables are supported")
-    return _normalize(resolved)
+    if resolved.startswith("/"):
+        return _normalize(resolved)
+    if is_object_store(resolved):
+        # file_path joins relative paths decoded, and returns absolute URLs as written.
+        decoded = unquote(resolved) if is_object_store(log_path) else resolved
+        return canonical_root(decoded)
+    raise NotImplementedError(f"file {log_path!r} of {table_root} is on a file system sparkdelta cannot reach")
 
 
-def spark_file_uri(path: str) -> str:
-    """``new org.apache.hadoop.fs.Path(path).toUri().toString()`` for a local absolute path.
+def _java_uri_path(path: str) -> str:
+    return "".join(c if _java_uri_keeps(c) else "".join(f"%{b:02X}" for b in c.encode()) for c in path)
+
+
+def spark_file_uri(location: str) -> str:
+    """``new org.apache.hadoop.fs.Path(hadoop_path(location)).toUri().toString()``.
 
     This is how Spark reports ``_metadata.file_path`` for a file read through
-    ``hadoop_path(path)``; for a relative path, the encoding delta-spark logs.
+    ``hadoop_path(location)``; for a relative path, the encoding delta-spark logs.
     """
-    path = _normalize(path)
-    encoded = "".join(c if _java_uri_keeps(c) else "".join(f"%{b:02X}" for b in c.encode()) for c in path)
-    return f"file:{encoded}"
+    if is_object_store(location):
+        scheme, _, rest = hadoop_path(location).partition("://")
+        authority, slash, path = rest.partition("/")
+        return f"{scheme}://{authority}{_java_uri_path(slash + re.sub('/{2,}', '/', path))}"
+    return f"file:{_java_uri_path(_normalize(location))}"
 
 
-def hadoop_path(path: str) -> str:
-    """A string Spark's readers accept for a local absolute path (no URI decoding happens).
+def hadoop_path(location: str) -> str:
+    """A string Spark's readers and writers accept for a location (no URI decoding happens).
 
     Hadoop still treats ``{}[]?*\\`` as glob syntax: read with ``__globPaths__`` off
     (and ``recursiveFileLookup`` on, without which Spark then reads some files several
     times), as ``read.py`` does.
     """
-    return f"file://{path}"
+    if is_object_store(location):
+        return hadoop_url(location)
+    return f"file://{location}"
+
+
+def qualified(location: str) -> str:
+    """A location as delta-spark reports it (``DESCRIBE DETAIL``, OPTIMIZE and VACUUM results):
+    ``file:/path`` locally, the Hadoop URL (``s3a://...``) on an object store."""
+    return hadoop_path(location) if is_object_store(location) else f"file:{location}"
 
 
 def log_path(relative: str) -> str:
@@ -77,11 +108,17 @@ def log_path(relative: str) -> str:
     return spark_file_uri(relative)[len("file:") :]
 
 
-def local_path(location: str) -> str:
-    """The local path of a location Spark reports (``file:/a%20b`` URI or a plain path)."""
+def normalize_location(location: str) -> str:
+    """A location as the user or the catalog gives it (``file:/a%20b`` URI, plain path, or
+    object-store URL), as a decoded local path or an object-store URL in the kernel's spelling."""
+    if is_object_store(location):
+        return canonical_root(location)
     parsed = urlparse(location)
     if parsed.scheme == "file":
         return _normalize(unquote(parsed.path))
     if parsed.scheme:
-        raise NotImplementedError(f"location {location!r} is on another file system; only local tables are supported")
+        raise NotImplementedError(
+            f"location {location!r}: sparkdelta reaches local paths and object stores "
+            f"({', '.join(sorted(s + '://' for s in PROVIDERS))}), not '{parsed.scheme}://'"
+        )
     return _normalize(location)

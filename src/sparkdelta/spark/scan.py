@@ -14,10 +14,11 @@ from typing import Any
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 
-from ..kernel import Snapshot, Table
+from ..kernel import Snapshot
 from ..kernel import skipping as S
 from .predicates import filtered_predicate
 from .read import read_snapshot
+from .storage import open_table
 from .time_zones import session_instant
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def load(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
     if version is not None and timestamp is not None:
         raise ValueError(f"{path}: give versionAsOf or timestampAsOf, not both")
     instant = session_instant(spark, timestamp)
-    snapshot = Table(path).snapshot(version=int(version) if version is not None else None, timestamp=instant)
+    snapshot = open_table(spark, path, options).snapshot(version=int(version) if version is not None else None, timestamp=instant)
     return scan(spark, snapshot)
 
 

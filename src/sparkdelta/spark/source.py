@@ -27,9 +27,9 @@ class DeltaSource(DataSource):
         path = self.options.get("path")
         if not path:
             raise ValueError("sparkdelta: a Delta table without columns needs a LOCATION holding a Delta table")
-        from .paths import local_path
+        from .paths import normalize_location
 
-        return StructType.fromJson(Table(local_path(path)).snapshot().schema.to_json())
+        return StructType.fromJson(Table(normalize_location(path)).snapshot().schema.to_json())
 
     def reader(self, schema: StructType) -> DataSourceReader:
         raise ValueError(

@@ -17,7 +17,8 @@ from ..kernel import Table
 from . import alter
 from .catalog import is_delta_table_name, lookup
 from .drop_feature import drop_table_feature
-from .paths import local_path
+from .paths import normalize_location
+from .storage import open_table
 
 _CLUSTER_BY_NONE = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+CLUSTER\s+BY\s+NONE\s*;?\s*$", re.IGNORECASE)
 _DROP_FEATURE = re.compile(
@@ -34,7 +35,7 @@ _UNSET = re.compile(
 def _location(spark: SparkSession, table: exp.Table) -> str | None:
     """The Delta table an ALTER names, or None when it is not one."""
     if table.db.lower() == "delta" and not table.catalog:
-        return Table(local_path(table.name)).root
+        return Table(normalize_location(table.name)).root
     name = table.sql(dialect="spark")
     if not is_delta_table_name(spark, name):
         return None
@@ -79,7 +80,7 @@ def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None)
         location = _location(spark, exp.to_table(unclustered.group("table"), dialect="spark"))
         if location is None:
             return False
-        alter.cluster_by(Table(location), [])
+        alter.cluster_by(open_table(spark, location), [])
         return True
     dropped = _DROP_FEATURE.match(query)
     if dropped:
@@ -87,7 +88,7 @@ def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None)
         if location is None:
             return False
         feature = dropped.group("feature").strip("`'\"")
-        drop_table_feature(spark, Table(location), feature, bool(dropped.group("truncate")))
+        drop_table_feature(spark, open_table(spark, location), feature, bool(dropped.group("truncate")))
         return True
     unset = _UNSET.match(query)
     if unset:
@@ -96,14 +97,14 @@ def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None)
         if location is None:
             return False
         keys = [k.strip().strip("'\"`") for k in unset.group("keys").split(",") if k.strip()]
-        alter.unset_properties(Table(location), keys, bool(unset.group("if_exists")))
+        alter.unset_properties(open_table(spark, location), keys, bool(unset.group("if_exists")))
         return True
     if not isinstance(statement, exp.Alter) or not isinstance(statement.this, exp.Table):
         return False
     location = _location(spark, statement.this)
     if location is None:
         return False
-    table = Table(location)
+    table = open_table(spark, location)
     for action in statement.args.get("actions") or []:
         _run_action(spark, table, action)
     return True

@@ -28,6 +28,7 @@ from .sql_dialect import (
     Vacuum,
 )
 from .sql_reads import DeltaSqlError, SparkSql, delta_location, evaluate, table_name, time_travel_options
+from .storage import open_table
 
 
 def delta_table(spark: SparkSession, table: exp.Table) -> DeltaTable:
@@ -64,7 +65,7 @@ def describe_table(spark: SparkSession, statement: exp.Describe) -> DataFrame:
                 f"DESCRIBE {table_name(table)}: {clause.upper()} {statement.args[clause]} is not supported on a Delta "
                 "table; DESCRIBE DETAIL and DESCRIBE HISTORY tell the rest"
             )
-    snapshot = Table(delta_location(spark, table) or "").snapshot()
+    snapshot = open_table(spark, delta_location(spark, table) or "").snapshot()
     rows = [(f.name, f.dataType.simpleString(), f.metadata.get("comment")) for f in spark_schema(snapshot).fields]
     if snapshot.partition_columns:
         types = {r[0]: r[1] for r in rows}
@@ -75,7 +76,7 @@ def describe_table(spark: SparkSession, statement: exp.Describe) -> DataFrame:
 
 def show_tblproperties(spark: SparkSession, statement: ShowTblProperties, original_sql: SparkSql) -> DataFrame:
     """The table's properties with its protocol, as delta-spark lists them."""
-    snapshot = Table(delta_table(spark, statement.this)._table.root).snapshot()
+    snapshot = delta_table(spark, statement.this)._table.snapshot()
     protocol = snapshot.protocol
     properties = dict(snapshot.configuration)
     properties["delta.minReaderVersion"] = str(protocol.min_reader_version)
@@ -152,7 +153,9 @@ def clone(spark: SparkSession, statement: CloneTable, original_sql: SparkSql) ->
     target_ref: exp.Table = statement.this
     is_path = target_ref.db.lower() == "delta" and not target_ref.catalog
     target = target_ref.name if is_path else table_name(target_ref)
-    if statement.args.get("exists") and (Table(target).exists() if is_path else catalog.lookup(spark, target) is not None):
+    if statement.args.get("exists") and (
+        open_table(spark, target).exists() if is_path else catalog.lookup(spark, target) is not None
+    ):
         return spark.range(0).select()
     shallow, replace = bool(statement.args.get("shallow")), bool(statement.args.get("replace"))
     clone_args: dict[str, Any] = {"isShallow": shallow, "replace": replace, "properties": properties or None}

@@ -13,7 +13,8 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from .catalog import DELTA_PROVIDER, delta_entry, lookup, register
-from .paths import local_path
+from .paths import normalize_location
+from .storage import open_table
 
 
 def _literal(node: exp.Expression) -> str:
@@ -126,7 +127,13 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
 
         mode = "overwrite" if statement.replace else ("ignore" if statement.if_not_exists else "errorifexists")
         write_dataframe(
-            df, local_path(statement.path), mode, statement.partition_by or None, {}, statement.properties, statement.comment
+            df,
+            normalize_location(statement.path),
+            mode,
+            statement.partition_by or None,
+            {},
+            statement.properties,
+            statement.comment,
         )
         return
     options: dict[str, Any] = {}
@@ -152,7 +159,6 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
 def _create_clustered_as_select(spark: SparkSession, statement: CreateTableStatement, df: DataFrame) -> None:
     """CTAS with CLUSTER BY: the table is created clustered (builder), then the rows appended,
     so it takes two commits where delta-spark takes one."""
-    from ..kernel import Table
     from ..tables import DeltaTable
     from .write import write_dataframe
 
@@ -166,7 +172,7 @@ def _create_clustered_as_select(spark: SparkSession, statement: CreateTableState
     for key, value in statement.properties.items():
         builder = builder.property(key, value)
     exists = (
-        Table(local_path(statement.path)).exists() if statement.path is not None else lookup(spark, statement.name) is not None
+        open_table(spark, statement.path).exists() if statement.path is not None else lookup(spark, statement.name) is not None
     )
     if statement.if_not_exists and exists:
         return
@@ -175,11 +181,10 @@ def _create_clustered_as_select(spark: SparkSession, statement: CreateTableState
 
 
 def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
-    from ..kernel import Table
 
     if not statement.columns:
         # Registering an existing Delta table by its location.
-        if statement.location is None or not Table(local_path(statement.location)).exists():
+        if statement.location is None or not open_table(spark, statement.location).exists():
             raise ValueError(f"{statement.name}: CREATE TABLE without columns needs a LOCATION holding a Delta table")
         existing = lookup(spark, statement.name)
         if existing is not None:
@@ -187,7 +192,7 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
                 return
             delta_entry(spark, statement.name)
             raise ValueError(f"{existing.name} already exists")
-        register(spark, statement.name, local_path(statement.location), managed=False)
+        register(spark, statement.name, normalize_location(statement.location), managed=False)
         return
     from ..tables import DeltaTable
 

@@ -16,12 +16,12 @@ from ..kernel import Table
 from .read import spark_schema
 from .sql_commands import delta_table
 from .sql_reads import DeltaSqlError, SparkSql, delta_location, query_dataframe, table_name
+from .storage import open_table
 
 
-def _metrics_since(location: str, version: int, operation: str) -> dict[str, int]:
+def _metrics_since(table: Table, version: int, operation: str) -> dict[str, int]:
     """The operationMetrics of the first ``operation`` committed after ``version`` (none when
     nothing was committed); a concurrent writer's other operations are passed over."""
-    table = Table(location)
     for later in range(version + 1, table.latest_version() + 1):
         info = table.read_commit_info(later) or {}
         if info.get("operation") == operation:
@@ -82,7 +82,7 @@ def delete(spark: SparkSession, statement: exp.Delete, original_sql: SparkSql) -
     where = statement.args.get("where")
     _no_subquery(where, what)
     table.delete(_unqualified(where.this, _qualifiers(target)) if where is not None else None)
-    metrics = _metrics_since(table._table.root, version, "DELETE")
+    metrics = _metrics_since(table._table, version, "DELETE")
     return _result(spark, [("num_affected_rows", "numDeletedRows")], metrics)
 
 
@@ -101,7 +101,7 @@ def update(spark: SparkSession, statement: exp.Update, original_sql: SparkSql) -
         _unqualified(where.this, qualifiers) if where is not None else None,
         _assignments(statement.expressions, qualifiers, keep_values_qualified=False),
     )
-    return _result(spark, [("num_affected_rows", "numUpdatedRows")], _metrics_since(table._table.root, version, "UPDATE"))
+    return _result(spark, [("num_affected_rows", "numUpdatedRows")], _metrics_since(table._table, version, "UPDATE"))
 
 
 def _merge_source(spark: SparkSession, using: exp.Expression, original_sql: SparkSql) -> tuple[DataFrame, str]:
@@ -141,7 +141,7 @@ def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> 
         ("num_deleted_rows", "numTargetRowsDeleted"),
         ("num_inserted_rows", "numTargetRowsInserted"),
     ]
-    metrics = _metrics_since(table._table.root, version, "MERGE")
+    metrics = _metrics_since(table._table, version, "MERGE")
     metrics["numTargetRowsAffected"] = sum(metrics.get(m, 0) for _, m in columns[1:])
     return _result(spark, columns, metrics)
 
@@ -196,7 +196,7 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     location = delta_location(spark, target)
     if location is None:
         raise DeltaSqlError(f"{table_name(target)} is not a Delta table")
-    snapshot = Table(location).snapshot()
+    snapshot = open_table(spark, location).snapshot()
     _allow_only(statement, f"INSERT {table_name(target)}", {"this", "expression", "overwrite", "where", "by_name", "with_"})
     query = statement.expression
     if statement.args.get("with_") is not None:
@@ -212,7 +212,7 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     if where is not None:
         options["replacewhere"] = where.sql(dialect="spark")
     write_dataframe(rows, location, mode, None, options)
-    metrics = _metrics_since(location, snapshot.version, "WRITE")
+    metrics = _metrics_since(open_table(spark, location), snapshot.version, "WRITE")
     return _result(spark, [("num_affected_rows", "numOutputRows"), ("num_inserted_rows", "numOutputRows")], metrics)
 
 

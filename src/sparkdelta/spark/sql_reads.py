@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from .catalog import delta_entry, is_delta_table_name
-from .paths import local_path
+from .paths import normalize_location
 from .sql_dialect import at_version
 
 SparkSql = Callable[..., DataFrame]
@@ -46,7 +46,7 @@ def delta_location(spark: SparkSession, table: exp.Table) -> str | None:
     if not isinstance(table.this, exp.Identifier):
         return None
     if table.db.lower() == "delta" and not table.catalog:
-        return local_path(table.name)
+        return normalize_location(table.name)
     if table.db.lower() in _FILE_SOURCES and not table.catalog:
         return None
     name = ".".join(p.sql(dialect="spark") for p in table.parts)

@@ -113,13 +113,12 @@ def _leaf_paths(data_type: pa.DataType, path: tuple[str, ...]) -> list[tuple[str
     return [path]
 
 
-def file_stats(path: str, indexed: set[tuple[str, ...]]) -> tuple[str, int]:
-    """The stats JSON of one Parquet file and its row count.
+def file_stats(metadata: pq.FileMetaData, indexed: set[tuple[str, ...]], path: str) -> tuple[str, int]:
+    """The stats JSON of one Parquet file (``path``, its footer ``metadata``) and its row count.
 
     ``indexed`` names the leaf columns to collect by their physical names, outermost first
     (``kernel.stats_schema.stats_leaves``).
     """
-    metadata = pq.ParquetFile(path).metadata
     paths = [leaf for field in metadata.schema.to_arrow_schema() for leaf in _leaf_paths(field.type, (field.name,))]
     if len(paths) != metadata.num_columns:
         raise ValueError(f"{path}: {metadata.num_columns} Parquet columns but {len(paths)} leaves in its Arrow schema")

@@ -8,6 +8,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from ..kernel import Table
 from ..kernel.vacuum import execute_vacuum, plan_vacuum
+from .paths import qualified
 from .progress import progress
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
@@ -23,11 +24,11 @@ def vacuum(spark: SparkSession, table: Table, retention_hours: float | None = No
     check = str(spark.conf.get(RETENTION_CHECK, "true")).lower() != "false"
     plan = plan_vacuum(table, retention_hours, check_retention=check)
     if dry_run:
-        return spark.createDataFrame([(f"file:{f.path}",) for f in plan.files], "path string")
+        return spark.createDataFrame([(qualified(f.path),) for f in plan.files], "path string")
     parallel = str(spark.conf.get(PARALLEL_DELETE, "true")).lower() != "false"
 
     def shown(done: Iterator[None], total: int) -> Iterator[None]:
         return progress(done, total, f"VACUUM {table.root}: deleting {total} files")
 
     execute_vacuum(table, plan, parallelism=8 if parallel else 1, progress=shown)
-    return spark.createDataFrame([(f"file:{table.root}",)], "path string")
+    return spark.createDataFrame([(qualified(table.root),)], "path string")

@@ -22,6 +22,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -46,8 +47,10 @@ from ..kernel import (
 )
 from ..kernel.column_mapping import mapping_mode
 from ..kernel.file_actions import remove_actions
+from ..kernel.parquet_footer import parquet_metadata
 from ..kernel.protocol import require_writable
 from ..kernel.stats_schema import stats_leaves
+from ..kernel.storage import FileStatus, Storage
 from ..kernel.table_properties import normalize_properties
 from ..kernel.transaction import CommitState
 from .auto_optimize import OPTIMIZE_WRITE, auto_compact, enabled
@@ -55,8 +58,9 @@ from .column_mapping import physical_name, to_physical
 from .constraints import Constraint, enforce, table_constraints, violation
 from .generated import generated_checks
 from .overwrite import files_in_partitions, files_to_replace
-from .paths import absolute_path, log_path
+from .paths import absolute_path, hadoop_path, log_path
 from .stats import file_stats
+from .storage import open_table
 from .time_zones import zone
 from .write_schema import DeltaAnalysisException, check_schema, delta_schema_json, merge_schemas, new_table_schema
 from .write_schema import aligned as aligned_rows
@@ -163,8 +167,16 @@ def _layout(spark: SparkSession, schema: StructType, metadata: Metadata) -> _Lay
     )
 
 
-def _write_files(df: DataFrame, root: str, layout: _Layout, data_change: bool) -> list[AddFile]:
-    """Write ``df`` (physical columns) with Spark into the table and describe the new files as add actions."""
+_REMOTE_MOVES = 16  # concurrent server-side copies when placing a write's files in an object store
+
+
+def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, data_change: bool) -> list[AddFile]:
+    """Write ``df`` (physical columns) with Spark into the table and describe the new files as add actions.
+
+    Spark writes into a private staging folder under the root, through the Hadoop file
+    system for the root's scheme; each file is then moved to its place (a rename on disk,
+    a server-side copy on an object store) and described from its footer.
+    """
     staging = f"{root}/{STAGING_DIR}/{uuid.uuid4()}"
     adds: list[AddFile] = []
     moved: list[str] = []
@@ -175,30 +187,56 @@ def _write_files(df: DataFrame, root: str, layout: _Layout, data_change: bool) -
         writer = df.write.mode("errorifexists").option("compression", "snappy")
         if layout.partition_columns:
             writer = writer.partitionBy(*layout.partition_columns)
-        writer.parquet(f"file://{staging}")
-        for directory, _, names in os.walk(staging):
-            relative_dir = os.path.relpath(directory, staging)
-            relative_dir = "" if relative_dir == "." else relative_dir
-            for name in sorted(names):
-                if not name.endswith(".parquet") or name.startswith((".", "_")):
-                    continue
-                relative = f"{relative_dir}/{name}" if relative_dir else name
-                target = f"{root}/{relative}"
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                os.replace(f"{directory}/{name}", target)
-                moved.append(target)
-                stats, _ = file_stats(target, layout.indexed)
-                partition_values = _partition_values(relative_dir, layout.timestamp_partitions, layout.time_zone)
-                adds.append(AddFile(log_path(relative), partition_values, os.path.getsize(target), now, data_change, stats))
+        writer.parquet(hadoop_path(staging))
+        written = sorted(
+            (f for f in storage.list_tree(staging, _visible) if _visible(f.name) and f.name.endswith(".parquet")),
+            key=lambda f: f.path,
+        )
+
+        def place(staged: FileStatus) -> AddFile:
+            relative = staged.path[len(staging) + 1 :]
+            target = f"{root}/{relative}"
+            storage.move(staged.path, target)
+            moved.append(target)
+            stats, _ = file_stats(parquet_metadata(storage, target, staged.size), layout.indexed, target)
+            relative_dir = relative.rpartition("/")[0]
+            partition_values = _partition_values(relative_dir, layout.timestamp_partitions, layout.time_zone)
+            return AddFile(log_path(relative), partition_values, staged.size, now, data_change, stats)
+
+        if storage.local_path(staging) is not None:
+            adds = [place(f) for f in written]
+        else:
+            with ThreadPoolExecutor(_REMOTE_MOVES) as pool:
+                adds = list(pool.map(place, written))
     except BaseException:
         for target in moved:
-            os.unlink(target)
+            with contextlib.suppress(FileNotFoundError):
+                storage.delete(target)
         raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            os.rmdir(os.path.dirname(staging))  # only when no other write is staging
+        _remove_staging(storage, staging)
     return adds
+
+
+def _visible(name: str) -> bool:
+    """Data files and partition folders; not Spark's ``_SUCCESS``, ``_temporary`` or ``.crc`` files."""
+    return not name.startswith(("_", "."))
+
+
+def _remove_staging(storage: Storage, staging: str) -> None:
+    """Delete what is left in a staging folder (Spark's markers, or files of a failed write)."""
+    local = storage.local_path(staging)
+    if local is not None:
+        shutil.rmtree(local, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(local))  # only when no other write is staging
+        return
+    try:
+        left = [f.path for f in storage.list_tree(staging, lambda name: True)]
+        for _ in storage.delete_many(left):
+            pass
+    except OSError as exc:
+        log.warning("%s: could not remove the staging folder of a write: %s", staging, exc)
 
 
 def _dynamic_partition_overwrite(df: DataFrame, options: dict[str, Any]) -> bool:
@@ -299,7 +337,7 @@ def write_dataframe(
     if mode.lower() not in _MODES:
         raise ValueError(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
     mode_name = _MODES[mode.lower()]
-    table = Table(path)
+    table = open_table(df.sparkSession, path, options)
     try:
         snapshot: Snapshot | None = table.snapshot()
     except TableNotFoundError:
@@ -390,7 +428,7 @@ def _write(
     if mapping_mode(configuration) != "none":
         rows = to_physical(rows, schema)
     try:
-        adds = _write_files(rows, table.root, _layout(df.sparkSession, schema, metadata), data_change)
+        adds = _write_files(rows, table.storage, table.root, _layout(df.sparkSession, schema, metadata), data_change)
     except Exception as exc:
         found = violation(exc, where)
         if found is None:
@@ -433,7 +471,7 @@ def _write(
             or df.sparkSession.conf.get("spark.databricks.delta.commitInfo.userMetadata", None),
         )
     except BaseException:
-        discard_uncommitted(transaction, table.root, adds)
+        discard_uncommitted(transaction, table.storage, table.root, adds)
         raise
     after_commit(f"{where}: auto compaction after version {result.version}", auto_compact, df.sparkSession, table, adds)
     return WriteResult(result.version, len(adds), num_rows)
@@ -455,7 +493,7 @@ def write_table_files(df: DataFrame, snapshot: Snapshot, data_change: bool = Tru
     if mapping_mode(metadata.configuration) != "none":
         rows = to_physical(rows, schema)
     try:
-        return _write_files(rows, snapshot.table_root, _layout(df.sparkSession, schema, metadata), data_change)
+        return _write_files(rows, snapshot.storage, snapshot.table_root, _layout(df.sparkSession, schema, metadata), data_change)
     except Exception as exc:
         found = violation(exc, snapshot.table_root)
         if found is None:
@@ -476,15 +514,15 @@ def write_change_files(df: DataFrame, snapshot: Snapshot) -> list[AddCDCFile]:
     if mapping_mode(metadata.configuration) != "none":
         rows = to_physical(rows, schema)
     root = f"{snapshot.table_root}/{CHANGE_DATA_DIR}"
-    written = _write_files(rows, root, _layout(df.sparkSession, table_schema, metadata), False)
+    written = _write_files(rows, snapshot.storage, root, _layout(df.sparkSession, table_schema, metadata), False)
     return [AddCDCFile(f"{CHANGE_DATA_DIR}/{a.path}", a.partition_values, a.size) for a in written]
 
 
-def discard_uncommitted(transaction: Transaction, root: str, written: Sequence[AddFile | AddCDCFile]) -> None:
+def discard_uncommitted(transaction: Transaction, storage: Storage, root: str, written: Sequence[AddFile | AddCDCFile]) -> None:
     """Delete the files written for ``transaction`` after it failed, if the log proves it did
     not commit; otherwise keep them (they may be the table's) and say so."""
     if transaction.may_discard_files:
-        remove_unreferenced(root, written)
+        remove_unreferenced(storage, root, written)
     else:
         keep_uncommitted(transaction, root, len(written))
 
@@ -506,10 +544,7 @@ def after_commit(what: str, work: Callable[..., object], *args: Any) -> None:
         log.warning("%s failed; the write is committed: %s", what, exc)
 
 
-def remove_unreferenced(root: str, adds: Sequence[AddFile | AddCDCFile]) -> None:
+def remove_unreferenced(storage: Storage, root: str, adds: Sequence[AddFile | AddCDCFile]) -> None:
     """Delete files that no commit references (written, then left out of the commit)."""
-    for add in adds:
-        try:
-            os.unlink(absolute_path(root, add.path))
-        except FileNotFoundError:
-            pass
+    for _ in storage.delete_many(absolute_path(root, add.path) for add in adds):
+        pass

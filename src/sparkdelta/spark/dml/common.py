@@ -327,7 +327,7 @@ class DmlCommit:
         self._written.extend(written)
         # Spark writes a file even for no rows; an empty file adds nothing to the table.
         adds = [a for a in written if _num_records(a.stats) > 0]
-        remove_unreferenced(self.snapshot.table_root, [a for a in written if a not in adds])
+        remove_unreferenced(self.snapshot.storage, self.snapshot.table_root, [a for a in written if a not in adds])
         self.actions.extend(adds)
         self.metrics["numAddedFiles"] += len(adds)
         self.metrics["numAddedBytes"] += sum(a.size for a in adds)
@@ -379,7 +379,7 @@ class DmlCommit:
         """Delete every file written through this commit, unless the log may reference them
         (the commit landed, or its outcome is unknown): then they are the table's."""
         if self.transaction.may_discard_files:
-            remove_unreferenced(self.snapshot.table_root, self._written)
+            remove_unreferenced(self.snapshot.storage, self.snapshot.table_root, self._written)
             for path in self._dv_files:
                 self.snapshot.storage.delete(path)
         else:

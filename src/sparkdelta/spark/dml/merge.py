@@ -76,10 +76,10 @@ def _condition(condition: Expression | None, what: str) -> Expression | None:
 
 @dataclass(frozen=True)
 class DeltaMergeBuilder:
-    """Builds a MERGE of ``source`` into the Delta table at ``path``; ``execute()`` runs it."""
+    """Builds a MERGE of ``source`` into the Delta ``table``; ``execute()`` runs it."""
 
     spark: SparkSession
-    path: str
+    table: Table
     target_alias: str | None
     source: DataFrame
     condition: Expression
@@ -171,4 +171,4 @@ def merge_builder(
         raise ValueError("'condition' in merge cannot be None")
     if not isinstance(condition, (str, Column)):
         raise TypeError(f"'condition' in merge must be a SQL string or a Column, got {type(condition).__name__}")
-    return DeltaMergeBuilder(spark, table.root, target_alias, source, condition)
+    return DeltaMergeBuilder(spark, table, target_alias, source, condition)

@@ -40,7 +40,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from ...kernel import Snapshot, Table
+from ...kernel import Snapshot
 from ...kernel.errors import DeltaError
 from ..read import read_files
 from .common import (
@@ -115,7 +115,7 @@ class MergeCounts:
 def run_merge(builder: DeltaMergeBuilder) -> MergeCounts:
     """Run the merge ``builder`` describes; the counts ``execute()`` reports."""
     spark = builder.spark
-    table = Table(builder.path)
+    table = builder.table
     snapshot = table.snapshot()
     insert_only = all(c.kind == "notMatched" for c in builder.clauses)
     counts = MergeCounts()
