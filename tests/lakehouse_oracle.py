@@ -32,6 +32,7 @@ CARD = 1
 
 def landing_lines(landing: Path) -> pd.DataFrame:
     """Every data line of every landing file as text, with its file name and position."""
+    landing = Path(str(landing))
     frames = []
     for order, path in enumerate(sorted(landing.glob("*.csv"))):
         lines = pd.read_csv(path, dtype=str, keep_default_na=False)

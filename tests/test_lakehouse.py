@@ -76,11 +76,11 @@ def read(spark: SparkSession, path: Path, version: int | None = None):  # noqa: 
 
 
 def test_generator_is_reproducible_and_injects_what_it_reports(spark: SparkSession, baseline: Baseline, tmp_path: Path) -> None:
-    landing = baseline.warehouse.landing
+    landing = Path(str(baseline.warehouse.landing))
     names = [FEED.file_name(d) for d in range(DAYS + 1)]
     assert [p.name for p in baseline.warehouse.landing_files()] == names
     (again,) = generate(spark, FEED, tmp_path, [2])
-    assert again.read_bytes() == (landing / names[2]).read_bytes()
+    assert Path(str(again)).read_bytes() == (landing / names[2]).read_bytes()
     assert "CongestionSurcharge" not in (landing / names[1]).read_text().splitlines()[0]
     assert (landing / names[2]).read_text().splitlines()[0].endswith(",CongestionSurcharge")
 
@@ -289,9 +289,9 @@ run(spark, PipelineConfig(Path(sys.argv[1]), feed, min_files=int(sys.argv[4]), r
 def test_runs_killed_between_commits_resume_to_the_same_tables(spark: SparkSession, baseline: Baseline, tmp_path: Path) -> None:
     root = tmp_path / "warehouse"
     crashed = Warehouse(root)
-    crashed.landing.mkdir(parents=True)
+    Path(str(crashed.landing)).mkdir(parents=True)
     for day in range(DAYS):
-        shutil.copy(baseline.warehouse.landing / FEED.file_name(day), crashed.landing)
+        shutil.copy(Path(str(baseline.warehouse.landing)) / FEED.file_name(day), str(crashed.landing))
 
     # Mid-bronze (batch 1 of 2 committed), then between silver's MERGE and its marker.
     for point in ("bronze:1", "silver:merge"):

@@ -9,12 +9,19 @@ client, boto3 listing the objects, and plain Python models of the expected rows.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import deltalake
+import pyarrow as pa
 import pytest
-from object_stores import MotoServer
+from conftest import hadoop_aws_classpath
+from lakehouse_oracle import GOLD_KEYS, expected_gold, expected_silver, keyed, landing_lines
+from object_stores import MotoServer, start_moto
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -202,3 +209,64 @@ def test_session_settings_reach_the_kernel_and_hadoop_conf_wins(spark: SparkSess
     with pytest.raises(StorageError, match=url.replace("s3a://", "s3://")):
         DeltaTable.forPath(spark, url, {"fs.s3a.endpoint": "http://127.0.0.1:9"})  # nothing listens there
     assert DeltaTable.forPath(spark, url, {"fs.s3a.endpoint": s3a.endpoint}).toDF().count() == 2
+
+
+@pytest.fixture(scope="module")
+def other_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer]:
+    """A second S3 endpoint the session knows nothing about."""
+    server = start_moto(tmp_path_factory.mktemp("other-moto"))
+    yield server
+    server.stop()
+
+
+def test_table_options_reach_the_log_and_spark_data_path(
+    spark: SparkSession, s3a: MotoServer, other_endpoint: MotoServer
+) -> None:
+    """delta-spark's ``forPath(spark, path, hadoopConf)`` and reader/writer ``fs.*`` options:
+    a table on an endpoint only the options name is read and written whole."""
+    bucket = other_endpoint.new_bucket("elsewhere")
+    url = f"s3a://{bucket}/t"
+    deltalake.write_deltalake(url.replace("s3a://", "s3://"), pa.table({"id": [1, 2, 3]}), storage_options=other_endpoint.options)
+    there = {"fs.s3a.endpoint": other_endpoint.endpoint}
+    assert sorted(r.id for r in DeltaTable.forPath(spark, url, there).toDF().collect()) == [1, 2, 3]
+    spark.range(4, 6).write.format("delta").options(**there).mode("append").save(url)
+    assert spark_rows(spark, url, **there) == [(i,) for i in (1, 2, 3, 4, 5)]
+    assert delta_rs_rows(other_endpoint, url) == [(i,) for i in (1, 2, 3, 4, 5)]
+    assert bucket not in {b["Name"] for b in s3a.client().list_buckets()["Buckets"]}
+
+
+def test_lakehouse_cli_runs_end_to_end_on_s3a(s3a: MotoServer, tmp_path: Path) -> None:
+    """``lakehouse run --warehouse s3a://bucket/lake``: landing, bronze, silver, gold and
+    maintenance all on the bucket, configured with ``--conf`` only; gold equals the
+    pandas recompute from the landing files the run left in the bucket."""
+    bucket = s3a.new_bucket("lake")
+    settings = {
+        "spark.hadoop.fs.s3a.endpoint": s3a.endpoint,
+        "spark.hadoop.fs.s3a.access.key": s3a.access_key,
+        "spark.hadoop.fs.s3a.secret.key": s3a.secret_key,
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
+        "spark.driver.extraClassPath": hadoop_aws_classpath() or "",
+    }
+    conf = [arg for key, value in settings.items() for arg in ("--conf", f"{key}={value}")]
+    common = ["--warehouse", f"s3a://{bucket}/lake", "--master", "local[2]", *conf]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}  # the --conf settings alone
+    for command in (["run", "--days", "2", "--rows-per-day", "300", "--congestion-from", "1", "--json"], ["report"]):
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "lakehouse"), command[0], *common, *command[1:]],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+    keys = s3a.keys(bucket, "lake/")
+    assert "lake/report.html" in keys
+    landing = [k for k in keys if k.startswith("lake/landing/")]
+    assert [k.rsplit("/", 1)[1] for k in landing] == ["trips_2024-01-01.csv", "trips_2024-01-02.csv"], landing
+    for key in landing:
+        s3a.client().download_file(bucket, key, str(tmp_path / key.rsplit("/", 1)[1]))
+    expected = expected_gold(expected_silver(landing_lines(tmp_path)))
+    for name, columns in GOLD_KEYS.items():
+        gold = deltalake.DeltaTable(f"s3://{bucket}/lake/gold/{name}", storage_options=s3a.options)
+        assert keyed(gold.to_pyarrow_table().to_pylist(), columns) == expected[name], name

@@ -26,6 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from types import MappingProxyType
 from urllib.parse import unquote, urlparse
 
 
@@ -44,6 +45,10 @@ class FileStatus:
 
 class Storage(ABC):
     """What the kernel needs from a file system or object store."""
+
+    engine_options: Mapping[str, str] = MappingProxyType({})
+    """Settings the engine's own file readers and writers need to reach this storage
+    (for Spark, the Hadoop ``fs.*`` options a table was opened with); the kernel ignores them."""
 
     @abstractmethod
     def read(self, path: str) -> bytes:

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..kernel import Table
 from ..spark.progress import progress as track
 from . import markers
-from .warehouse import Warehouse, retention_property
+from .warehouse import Location, Warehouse, retention_property, table_at
 
 METADATA_COLUMNS = ("_source_file", "_ingested_at", "_batch_id", "_line")
 
@@ -35,7 +33,7 @@ class BronzeResult:
     batches: tuple[int, int] | None = None  # first and last batch id committed by this run
 
 
-def ingested_files(spark: SparkSession, bronze: Path) -> set[str]:
+def ingested_files(spark: SparkSession, bronze: Location) -> set[str]:
     """The landing files the table already holds (one small column scan)."""
     if markers.snapshot(bronze) is None:
         return set()
@@ -43,13 +41,13 @@ def ingested_files(spark: SparkSession, bronze: Path) -> set[str]:
     return {row[0] for row in rows}
 
 
-def read_landing_file(spark: SparkSession, path: Path, batch_id: int) -> DataFrame:
+def read_landing_file(spark: SparkSession, path: Location, batch_id: int) -> DataFrame:
     """One landing file as text columns plus the ingestion metadata.
 
     ``_line`` orders rows within the file (silver's "later line wins"): a single file is
     read as splits in file order and ``monotonically_increasing_id`` grows along them.
     """
-    raw = spark.read.option("header", True).option("mode", "PERMISSIVE").csv(str(path))
+    raw = spark.read.option("header", True).option("mode", "PERMISSIVE").csv(path.spark_path)
     return raw.select(
         *raw.columns,
         F.lit(path.name).alias("_source_file"),
@@ -80,7 +78,7 @@ def ingest(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on
             .option("delta.deletedFileRetentionDuration", retention_property(retention_hours))
             .save(str(warehouse.bronze))
         )
-        info = Table(str(warehouse.bronze)).snapshot().commit_info or {}
+        info = table_at(warehouse.bronze).snapshot().commit_info or {}
         result.rows += int(info.get("operationMetrics", {}).get("numOutputRows", 0))
         result.files.append(path.name)
         on_commit(f"bronze:{batch}")

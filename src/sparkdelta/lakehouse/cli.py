@@ -2,7 +2,9 @@
 
 Progress and logs go to stderr, the summary to stdout (``--json`` makes it JSON), so
 ``lakehouse run --json | jq`` works. ``--master`` runs the same job on a Spark cluster
-whose driver and executors all see the warehouse directory.
+whose driver and executors all see the warehouse: a shared directory, or an object store
+(``--warehouse s3a://bucket/lake`` with ``--conf spark.hadoop.fs.s3a.*`` settings, or the
+``AWS_*`` environment, and the cluster's S3A connector).
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from rich.console import Console
 
 from .generator import FeedSpec, generate
 from .pipeline import PipelineConfig, run
-from .warehouse import Warehouse
+from .warehouse import Location, Warehouse
 
 DEFAULTS = FeedSpec()
 
 
-def session(master: str, driver_memory: str) -> SparkSession:
-    """A sparkdelta session for the job: tables by path, so no metastore in the working directory."""
+def session(master: str, driver_memory: str, conf: tuple[str, ...] = ()) -> SparkSession:
+    """A sparkdelta session for the job: tables by path, so no metastore in the working directory.
+    ``conf`` holds ``KEY=VALUE`` settings, as ``spark-submit --conf`` takes them."""
     import sparkdelta
 
     builder = (
@@ -35,6 +38,11 @@ def session(master: str, driver_memory: str) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")  # rich shows the stages instead
         .config("spark.sql.catalogImplementation", "in-memory")
     )
+    for setting in conf:
+        key, equals, value = setting.partition("=")
+        if not equals or not key.strip():
+            raise click.BadParameter(f"{setting!r}: give KEY=VALUE", param_hint="--conf")
+        builder = builder.config(key.strip(), value)
     spark = sparkdelta.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -49,12 +57,17 @@ def spark_options(command: click.Command) -> click.Command:
         "--master", default=lambda: os.environ.get("SPARK_MASTER", "local[*]"), show_default="local[*]", help="Spark master URL."
     )(command)
     command = click.option("--driver-memory", default="2g", show_default=True, help="spark.driver.memory.")(command)
+    command = click.option(
+        "--conf",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="A Spark setting, as spark-submit's --conf (e.g. spark.hadoop.fs.s3a.endpoint=...); repeatable.",
+    )(command)
     return click.option(
         "--warehouse",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=Path("warehouse"),
+        default="warehouse",
         show_default=True,
-        help="Directory holding the landing folder and every table.",
+        help="Directory or object-store URL (s3a://bucket/lake) holding the landing folder and every table.",
     )(command)
 
 
@@ -104,8 +117,9 @@ def main() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def run_command(
-    warehouse: Path,
+    warehouse: str,
     driver_memory: str,
+    conf: tuple[str, ...],
     master: str,
     rows_per_day: int,
     seed: int,
@@ -118,10 +132,10 @@ def run_command(
 ) -> None:
     """Generate data if landing is empty, then bring bronze, silver and gold up to date and maintain them."""
     config = PipelineConfig(
-        warehouse.resolve(), _feed(rows_per_day, seed, start_date, congestion_from), days, optimize_min_files, retention_hours
+        Location.of(warehouse), _feed(rows_per_day, seed, start_date, congestion_from), days, optimize_min_files, retention_hours
     )
     progress = Console(stderr=True)
-    summary = run(session(master, driver_memory), config, console=progress)
+    summary = run(session(master, driver_memory, conf), config, console=progress)
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2))
     else:
@@ -135,8 +149,9 @@ def run_command(
 @click.option("--first-day", type=click.IntRange(0), default=0, show_default=True, help="First day (0-based) to write.")
 @click.option("--days", type=click.IntRange(1), default=1, show_default=True, help="Days to write.")
 def generate_command(
-    warehouse: Path,
+    warehouse: str,
     driver_memory: str,
+    conf: tuple[str, ...],
     master: str,
     rows_per_day: int,
     seed: int,
@@ -148,7 +163,7 @@ def generate_command(
     """Drop more days into the landing folder (same options as the first run give the same files)."""
     spec = _feed(rows_per_day, seed, start_date, congestion_from)
     written = generate(
-        session(master, driver_memory), spec, Warehouse(warehouse.resolve()).landing, range(first_day, first_day + days)
+        session(master, driver_memory, conf), spec, Warehouse(Location.of(warehouse)).landing, range(first_day, first_day + days)
     )
     for path in written:
         click.echo(str(path))
@@ -159,9 +174,9 @@ def generate_command(
 @click.option(
     "--output", type=click.Path(dir_okay=False, path_type=Path), help="HTML file to write (default: WAREHOUSE/report.html)."
 )
-def report_command(warehouse: Path, driver_memory: str, master: str, output: Path | None) -> None:
+def report_command(warehouse: str, driver_memory: str, conf: tuple[str, ...], master: str, output: Path | None) -> None:
     """Write a static HTML page: charts of the gold tables and the health of every table."""
     from .report import write_report
 
-    target = write_report(session(master, driver_memory), Warehouse(warehouse.resolve()), output)
+    target = write_report(session(master, driver_memory, conf), Warehouse(Location.of(warehouse)), output)
     click.echo(str(target))

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .trips import FEED_COLUMNS, LATE_COLUMNS, MONEY, TYPED_COLUMNS
+from .warehouse import Location, storage_at
 
 BAD_KINDS = ("missing_ride_id", "bad_timestamp", "bad_number", "negative_amount")
 KINDS = ("clean", "duplicate", "corrected", *BAD_KINDS)
@@ -299,28 +298,34 @@ def day_lines(spark: SparkSession, spec: FeedSpec, day: int) -> DataFrame:
     return lines.drop("id", "kind")
 
 
-def write_day(spark: SparkSession, spec: FeedSpec, day: int, landing: Path) -> Path:
-    """Write a day's file as ``landing/trips_<date>.csv``, appearing atomically (rename) when complete."""
-    landing.mkdir(parents=True, exist_ok=True)
+def write_day(spark: SparkSession, spec: FeedSpec, day: int, landing: Location) -> Location:
+    """Write a day's file as ``landing/trips_<date>.csv``, appearing whole when complete
+    (a rename on disk, a copy on an object store: either way readers never see a partial file)."""
     target = landing / spec.file_name(day)
     staging = landing / f"_writing_{target.stem}"
-    shutil.rmtree(staging, ignore_errors=True)
     # One file per day, as the feed delivers it; coalesce keeps the rows in order without a sort.
-    day_lines(spark, spec, day).coalesce(1).write.mode("overwrite").option("header", True).csv(str(staging))
-    (part,) = [p for p in staging.iterdir() if p.name.startswith("part-") and p.suffix == ".csv"]
-    os.replace(part, target)
-    shutil.rmtree(staging, ignore_errors=True)
+    day_lines(spark, spec, day).coalesce(1).write.mode("overwrite").option("header", True).csv(staging.spark_path)
+    storage, staged = storage_at(staging)
+    written = list(storage.list_tree(staged, lambda name: False))
+    (part,) = [f for f in written if f.name.startswith("part-") and f.name.endswith(".csv")]
+    storage.move(part.path, storage_at(target)[1])
+    for _ in storage.delete_many(f.path for f in written if f is not part):
+        pass
+    storage.delete_empty_directory(staged)
     return target
 
 
-def generate(spark: SparkSession, spec: FeedSpec, landing: Path, days: Iterable[int]) -> list[Path]:
+def generate(
+    spark: SparkSession, spec: FeedSpec, landing: Location | str | os.PathLike[str], days: Iterable[int]
+) -> list[Location]:
     """Write the given days' files (day ordinals counted from ``spec.start``).
 
     A day's file is written by one task (it is one file, in order), so days are written
     concurrently, as many at once as the cluster has cores.
     """
+    folder = Location.of(landing)
     with ThreadPoolExecutor(max_workers=max(1, spark.sparkContext.defaultParallelism)) as pool:
-        return list(pool.map(lambda day: write_day(spark, spec, day, landing), days))
+        return list(pool.map(lambda day: write_day(spark, spec, day, folder), days))
 
 
 def injected(spark: SparkSession, spec: FeedSpec, days: Iterable[int]) -> Injected:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -29,7 +28,7 @@ from pyspark.sql.types import DecimalType, LongType, StructType
 from ..tables import DeltaTable
 from . import markers, silver
 from .trips import CREDIT_CARD
-from .warehouse import GOLD_TABLE_NAMES, Warehouse, retention_property
+from .warehouse import GOLD_TABLE_NAMES, Location, Warehouse, retention_property
 
 WEIGHT = "_weight"
 
@@ -105,7 +104,7 @@ def schema(spark: SparkSession, table: GoldTable) -> StructType:
     return aggregate(spark.createDataFrame([], silver.SCHEMA), table, F.lit(1)).schema
 
 
-def ensure_table(spark: SparkSession, path: Path, table: GoldTable, retention_hours: float) -> None:
+def ensure_table(spark: SparkSession, path: Location, table: GoldTable, retention_hours: float) -> None:
     # Unpartitioned: a gold table holds a few hundred rows per day.
     if markers.snapshot(path) is None:
         (
@@ -117,7 +116,7 @@ def ensure_table(spark: SparkSession, path: Path, table: GoldTable, retention_ho
         )
 
 
-def weighted_changes(spark: SparkSession, path: Path, first: int, last: int) -> DataFrame:
+def weighted_changes(spark: SparkSession, path: Location, first: int, last: int) -> DataFrame:
     """Silver's change feed over versions ``first..last``: gold's input columns and each row's weight."""
     changes = (
         spark.read.format("delta")
@@ -163,7 +162,7 @@ def refresh(spark: SparkSession, warehouse: Warehouse, retention_hours: float, o
 
 
 def _fold(
-    spark: SparkSession, path: Path, table: GoldTable, changes: DataFrame, latest: int, on_commit: Callable[[str], None]
+    spark: SparkSession, path: Location, table: GoldTable, changes: DataFrame, latest: int, on_commit: Callable[[str], None]
 ) -> int:
     """MERGE the table as of its recorded progress plus ``changes``; then record ``latest``."""
     deltas = aggregate(changes, table, F.col(WEIGHT)).drop(*table.derived)

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from ..kernel import Snapshot
 from ..tables import DeltaTable
 from . import markers
-from .warehouse import Warehouse
+from .warehouse import Location, Warehouse
 
 SMALL_FILE_BYTES = 64 * 1024 * 1024
 ZORDER = {"silver.trips": ("PickupLocationId", "PaymentType")}
@@ -62,7 +61,7 @@ def maintain(spark: SparkSession, warehouse: Warehouse, min_files: int) -> list[
 
 
 def _optimize(
-    spark: SparkSession, path: Path, snapshot: Snapshot, min_files: int, zorder: tuple[str, ...], report: TableMaintenance
+    spark: SparkSession, path: Location, snapshot: Snapshot, min_files: int, zorder: tuple[str, ...], report: TableMaintenance
 ) -> None:
     crowded = crowded_partitions(snapshot, min_files)
     if not crowded:
@@ -85,7 +84,7 @@ def _partition_predicate(values: dict[str, str]) -> str:
     return "(" + " AND ".join(f"{column} = '{value}'" for column, value in values.items()) + ")"
 
 
-def _vacuum(spark: SparkSession, path: Path) -> int:
+def _vacuum(spark: SparkSession, path: Location) -> int:
     table = DeltaTable.forPath(spark, str(path))
     expired = table.vacuum(dryRun=True).count()
     if expired:

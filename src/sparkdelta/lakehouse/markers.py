@@ -14,12 +14,11 @@ applies rows newer than the table's; gold's MERGE writes absolute values, see go
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from ..kernel import Snapshot, Table, TableNotFoundError
+from ..kernel import Snapshot, TableNotFoundError
+from .warehouse import Location, table_at
 
 BRONZE = "lakehouse.bronze"  # in bronze: the last landing batch ingested
 SILVER = "lakehouse.silver"  # in silver and quarantine: the last bronze batch refined
@@ -28,15 +27,15 @@ GOLD = "lakehouse.gold"  # in each gold table: the last silver version aggregate
 NONE = 0  # batch ids start at 1, so 0 means "nothing yet"
 
 
-def snapshot(path: Path) -> Snapshot | None:
+def snapshot(path: Location) -> Snapshot | None:
     """The table's latest snapshot, or None before its first commit."""
     try:
-        return Table(str(path)).snapshot()
+        return table_at(path).snapshot()
     except TableNotFoundError:
         return None
 
 
-def version(path: Path) -> int | None:
+def version(path: Location) -> int | None:
     found = snapshot(path)
     return None if found is None else found.version
 
@@ -49,7 +48,7 @@ def progress(found: Snapshot | None, app_id: str, default: int = NONE) -> int:
     return default if txn is None else txn.version
 
 
-def commit_marker(spark: SparkSession, path: Path, schema: StructType, app_id: str, done: int, note: str) -> None:
+def commit_marker(spark: SparkSession, path: Location, schema: StructType, app_id: str, done: int, note: str) -> None:
     """Record ``done`` under ``app_id`` in a commit with no rows (``note`` becomes its userMetadata)."""
     (
         spark.createDataFrame([], schema)
@@ -62,14 +61,14 @@ def commit_marker(spark: SparkSession, path: Path, schema: StructType, app_id: s
     )
 
 
-def version_at_progress(path: Path, app_id: str) -> int:
+def version_at_progress(path: Location, app_id: str) -> int:
     """The latest version whose rows are exactly those the table's recorded progress accounts for.
 
     That is the latest version unless a MERGE committed after the marker commit (a run
     died between its MERGE and its marker): then it is the version before that MERGE.
     Found by walking back while the snapshot's ``txn`` for ``app_id`` stays the same.
     """
-    table = Table(str(path))
+    table = table_at(path)
     latest = table.snapshot()
     done = progress(latest, app_id, default=-1)
     at = latest.version

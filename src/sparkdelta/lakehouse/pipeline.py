@@ -7,11 +7,11 @@ the tables say, and a run with nothing new commits nothing.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pyspark.sql import SparkSession
 from rich.console import Console
@@ -19,12 +19,12 @@ from rich.console import Console
 from . import bronze, generator, gold, maintenance, markers, silver
 from .generator import FeedSpec
 from .summary import RunSummary
-from .warehouse import Warehouse
+from .warehouse import Location, Warehouse
 
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    warehouse: Path
+    warehouse: Location | str | os.PathLike[str]  # a local directory or an object-store URL
     feed: FeedSpec = field(default_factory=FeedSpec)
     days: int = 7  # days generated when the landing folder is empty
     min_files: int = 8  # small files in a partition that make maintenance OPTIMIZE it
@@ -42,7 +42,7 @@ def run(
     on_commit: Callable[[str], None] = _no_hook,
 ) -> RunSummary:
     """Run every stage once; ``console`` shows progress, ``on_commit`` lets tests stop a run between commits."""
-    warehouse = Warehouse(config.warehouse)
+    warehouse = Warehouse(Location.of(config.warehouse))
     summary = RunSummary(str(warehouse.root))
     before = {name: markers.version(path) for name, path in warehouse.tables().items()}
 

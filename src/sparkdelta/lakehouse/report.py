@@ -17,10 +17,9 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..kernel import Table
 from . import markers
 from .trips import PAYMENT_TYPES
-from .warehouse import Warehouse
+from .warehouse import Location, Warehouse, storage_at, table_at
 
 TOP_ZONES = 15
 HISTORY = 5
@@ -128,7 +127,7 @@ def health(warehouse: Warehouse) -> list[dict[str, Any]]:
         if found is None:
             continue
         operations = []
-        for record in Table(str(path)).history(limit=HISTORY):
+        for record in table_at(path).history(limit=HISTORY):
             info = record.commit_info or {}
             metrics = {k: v for k, v in (info.get("operationMetrics") or {}).items() if k in METRICS_SHOWN}
             operations.append(
@@ -197,12 +196,13 @@ def render(data: dict[str, Any], tables: list[dict[str, Any]], warehouse: Wareho
     )
 
 
-def write_report(spark: SparkSession, warehouse: Warehouse, output: Path | None = None) -> Path:
-    """Write the report (default ``warehouse/report.html``) and return its path."""
+def write_report(spark: SparkSession, warehouse: Warehouse, output: Path | None = None) -> Location:
+    """Write the report (default ``warehouse/report.html``, beside the tables even on an object store) and return where."""
     if markers.snapshot(warehouse.gold("daily_vendor")) is None:
         raise FileNotFoundError(f"no gold tables under {warehouse.root}: run `lakehouse run` first")
-    target = output or warehouse.root / "report.html"
-    target.write_text(render(chart_data(spark, warehouse), health(warehouse), warehouse), encoding="utf-8")
+    target = Location.of(output) if output is not None else warehouse.root / "report.html"
+    storage, where = storage_at(target)
+    storage.write(where, render(chart_data(spark, warehouse), health(warehouse), warehouse).encode("utf-8"))
     return target
 
 

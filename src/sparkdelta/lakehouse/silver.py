@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pyspark.sql import DataFrame, Observation, SparkSession, Window
 from pyspark.sql import functions as F
@@ -35,7 +34,7 @@ from . import markers
 from .bronze import METADATA_COLUMNS
 from .trips import TYPED_COLUMNS
 from .validation import REASON, REASONS, checked
-from .warehouse import Warehouse, retention_property
+from .warehouse import Location, Warehouse, retention_property
 
 CONSTRAINTS = {
     "total_not_negative": "TotalAmount >= 0",
@@ -74,7 +73,7 @@ class SilverResult:
         return self.superseded + self.updated
 
 
-def ensure_table(spark: SparkSession, path: Path, retention_hours: float) -> None:
+def ensure_table(spark: SparkSession, path: Location, retention_hours: float) -> None:
     """Create silver (partitioned, change feed and CHECK constraints on) in one commit.
 
     A constraint added to ``CONSTRAINTS`` later reaches existing tables by ALTER TABLE,
@@ -135,7 +134,7 @@ def refine(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on
     return result
 
 
-def _lines(spark: SparkSession, path: Path, after: int, last: int) -> DataFrame:
+def _lines(spark: SparkSession, path: Location, after: int, last: int) -> DataFrame:
     """A table's rows from bronze batches ``after+1..last``."""
     return spark.read.format("delta").load(str(path)).where(F.col("_batch_id").between(after + 1, last))
 

@@ -1,13 +1,22 @@
-"""Where everything lives: the landing folder and the Delta tables, all under one directory.
+"""Where everything lives: the landing folder and the Delta tables, all under one root.
 
 One root makes a warehouse easy to move, wipe or point a cluster at (driver and executors
 must share it), and the layout is the medallion one: ``bronze/``, ``silver/``, ``gold/``.
+The root is a local directory or an object-store URL (``s3a://bucket/lake``); Spark
+reaches it through its Hadoop file systems, and sparkdelta with the session's settings.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from ..kernel import Table
+from ..kernel.storage import Storage
+from ..spark.paths import hadoop_path, is_object_store, normalize_location
+from ..spark.storage import open_table
 
 GOLD_TABLE_NAMES = ("daily_vendor", "daily_zone", "daily_payment", "tips_by_hour")
 
@@ -17,30 +26,78 @@ def retention_property(hours: float) -> str:
     return f"interval {hours:g} hours"
 
 
-@dataclass(frozen=True)
-class Warehouse:
-    root: Path
+@dataclass(frozen=True, order=True)
+class Location:
+    """A file or folder of the warehouse: a local path or an object-store URL."""
+
+    uri: str
+
+    @classmethod
+    def of(cls, place: Location | str | os.PathLike[str]) -> Location:
+        """A location from the user's spelling: URLs as given, local paths made absolute."""
+        if isinstance(place, Location):
+            return place
+        text = os.fspath(place)
+        return cls(text.rstrip("/") if is_object_store(text) else os.path.abspath(text))
+
+    def __truediv__(self, name: str) -> Location:
+        return Location(f"{self.uri}/{name}")
+
+    def __str__(self) -> str:
+        return self.uri
 
     @property
-    def landing(self) -> Path:
+    def spark_path(self) -> str:
+        """The location as Spark's file sources take it (``s3a://`` for S3)."""
+        return hadoop_path(normalize_location(self.uri))
+
+    @property
+    def name(self) -> str:
+        return self.uri.rstrip("/").rpartition("/")[2]
+
+    @property
+    def stem(self) -> str:
+        return self.name.rpartition(".")[0] or self.name
+
+
+def table_at(location: Location) -> Table:
+    """The Delta log at ``location``, reached with the active session's storage settings."""
+    return open_table(SparkSession.active(), str(location))
+
+
+def storage_at(location: Location) -> tuple[Storage, str]:
+    """The storage holding ``location``, and its spelling there."""
+    table = table_at(location)
+    return table.storage, table.root
+
+
+@dataclass(frozen=True)
+class Warehouse:
+    root: Location
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Location.of(self.root))  # a local path or URL, as callers have it
+
+    @property
+    def landing(self) -> Location:
         return self.root / "landing"
 
     @property
-    def bronze(self) -> Path:
+    def bronze(self) -> Location:
         return self.root / "bronze" / "trips"
 
     @property
-    def silver(self) -> Path:
+    def silver(self) -> Location:
         return self.root / "silver" / "trips"
 
     @property
-    def quarantine(self) -> Path:
+    def quarantine(self) -> Location:
         return self.root / "silver" / "quarantine"
 
-    def gold(self, name: str) -> Path:
+    def gold(self, name: str) -> Location:
         return self.root / "gold" / name
 
-    def tables(self) -> dict[str, Path]:
+    def tables(self) -> dict[str, Location]:
         """Every Delta table of the pipeline by display name, upstream first."""
         return {
             "bronze.trips": self.bronze,
@@ -49,8 +106,11 @@ class Warehouse:
             **{f"gold.{name}": self.gold(name) for name in GOLD_TABLE_NAMES},
         }
 
-    def landing_files(self) -> list[Path]:
+    def landing_files(self) -> list[Location]:
         """The CSV drops in landing order (by name); hidden and in-progress files (``.``, ``_``) are skipped."""
-        if not self.landing.is_dir():
+        storage, landing = storage_at(self.landing)
+        try:
+            found = list(storage.list_tree(landing, lambda name: False))
+        except FileNotFoundError:
             return []
-        return sorted(p for p in self.landing.glob("*.csv") if p.is_file() and not p.name.startswith(("_", ".")))
+        return sorted(self.landing / f.name for f in found if f.name.endswith(".csv") and not f.name.startswith(("_", ".")))

@@ -162,7 +162,7 @@ def read_files(
     has_dv = files.column("deletionVector").is_valid()
     need_lookup = bool(snapshot.partition_columns or file_columns)
     if not mapped and not need_lookup and not with_row_index and not pc.any(has_dv).as_py():
-        return _scan(spark, root, files, read_fields)  # already the table's names, types and order
+        return _scan(spark, snapshot, files, read_fields)  # already the table's names, types and order
     data = _scan_without_deleted_rows(spark, snapshot, files, read_fields, has_dv, need_lookup, with_row_index)
     # Renaming nested physical names needs a cast; otherwise the scan already has the table's types.
     columns: dict[str, Column] = {
@@ -207,10 +207,11 @@ def _file_keys(root: str, files: pa.Table) -> pa.Array:
     return pa.array([spark_file_uri(absolute_path(root, p)) for p in files.column("path").to_pylist()], pa.string())
 
 
-def _scan(spark: SparkSession, root: str, files: pa.Table, read_fields: list[StructField]) -> DataFrame:
-    """Spark's native Parquet scan of exactly ``files``."""
-    paths = [hadoop_path(absolute_path(root, p)) for p in files.column("path").to_pylist()]
-    return spark.read.options(**_NO_GLOB).schema(StructType(read_fields)).parquet(*paths)
+def _scan(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField]) -> DataFrame:
+    """Spark's native Parquet scan of exactly ``files``, with the Hadoop options the table was opened with."""
+    paths = [hadoop_path(absolute_path(snapshot.table_root, p)) for p in files.column("path").to_pylist()]
+    reader = spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options)
+    return reader.schema(StructType(read_fields)).parquet(*paths)
 
 
 def _scan_without_deleted_rows(
@@ -231,7 +232,7 @@ def _scan_without_deleted_rows(
     frames = []
     plain = files.filter(pc.invert(has_dv))
     if plain.num_rows:
-        scanned = _scan(spark, snapshot.table_root, plain, read_fields)
+        scanned = _scan(spark, snapshot, plain, read_fields)
         if keyed:
             scanned = scanned.withColumn(_FILE_KEY, F.col("_metadata.file_path"))
         frames.append(scanned.withColumn(_ROW_INDEX, F.col("_metadata.row_index")) if with_row_index else scanned)
@@ -262,7 +263,7 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
             F.lit(f", which matches no file with a deletion vector in {root} version {snapshot.version}"),
         )
     )
-    scanned = _scan(spark, root, files, read_fields).withColumns(
+    scanned = _scan(spark, snapshot, files, read_fields).withColumns(
         {_FILE_KEY: F.col("_metadata.file_path"), _ROW_INDEX: F.col("_metadata.row_index")}
     )
     numbered = scanned.join(F.broadcast(lookup), _FILE_KEY, "left").withColumns(

@@ -42,4 +42,6 @@ def open_table(spark: SparkSession, location: str, options: Mapping[str, object]
     location = normalize_location(location)
     if not is_object_store(location):
         return Table(location)
-    return Table(location, storage_options=storage_options(spark, location, options))
+    table = Table(location, storage_options=storage_options(spark, location, options))
+    table.storage.engine_options = hadoop_settings(options)
+    return table

@@ -184,7 +184,7 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
     try:
         if layout.optimize_write:
             df = df.hint("rebalance", *[f"`{c}`" for c in layout.partition_columns])
-        writer = df.write.mode("errorifexists").option("compression", "snappy")
+        writer = df.write.mode("errorifexists").option("compression", "snappy").options(**storage.engine_options)
         if layout.partition_columns:
             writer = writer.partitionBy(*layout.partition_columns)
         writer.parquet(hadoop_path(staging))
