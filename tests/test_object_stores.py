@@ -641,19 +641,19 @@ def test_unsafe_rename_and_a_locking_provider_refuse_commits_by_name(
     cases = [
         ({"AWS_S3_ALLOW_UNSAFE_RENAME": "true"}, r"aws_s3_allow_unsafe_rename=true asks for commits without an atomic primitive"),
         (
-            {"aws_s3_locking_provider": "dynamodb", "delta_dynamo_table_name": "locks"},
-            r"aws_s3_locking_provider=dynamodb: .* not supported yet",
+            {"aws_s3_locking_provider": "zookeeper", "delta_dynamo_table_name": "locks"},
+            r"aws_s3_locking_provider=zookeeper: only 'dynamodb' is supported",
         ),
     ]
     for extra, reason in cases:
         table = Table(url, storage_options={**moto_s3.options, **extra})
         assert table.snapshot().version == 0  # reading is unaffected
         with pytest.raises(
-            StorageError, match=rf"^{url}: cannot commit: {reason}.*S3DynamoDBLogStore.*AWS_S3_LOCKING_PROVIDER=dynamodb"
+            StorageError, match=rf"^{url}: cannot commit: {reason}.*S3DynamoDBLogStore.*aws_s3_locking_provider=dynamodb"
         ):
             table.transaction().commit([add("p=a/x.parquet")], "WRITE")
-    monkeypatch.setenv("AWS_S3_LOCKING_PROVIDER", "dynamodb")  # delta-rs reads it from the environment too
-    with pytest.raises(StorageError, match="aws_s3_locking_provider=dynamodb"):
+    monkeypatch.setenv("AWS_S3_LOCKING_PROVIDER", "redis")  # read from the environment too
+    with pytest.raises(StorageError, match="aws_s3_locking_provider=redis"):
         Table(url, storage_options=moto_s3.options).transaction().commit([add("p=a/x.parquet")], "WRITE")
     assert commit_keys(moto_s3, url.split("/")[2], "t") == [0]
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 from conftest import hadoop_aws_classpath
 from lakehouse_oracle import GOLD_KEYS, expected_gold, expected_silver, keyed, landing_lines
-from object_stores import MotoServer, start_moto
+from object_stores import MotoServer, RecordingProxy, start_moto
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -270,3 +270,42 @@ def test_lakehouse_cli_runs_end_to_end_on_s3a(s3a: MotoServer, tmp_path: Path) -
     for name, columns in GOLD_KEYS.items():
         gold = deltalake.DeltaTable(f"s3://{bucket}/lake/gold/{name}", storage_options=s3a.options)
         assert keyed(gold.to_pyarrow_table().to_pylist(), columns) == expected[name], name
+
+
+def test_delta_spark_multi_cluster_settings_commit_through_dynamodb(
+    spark: SparkSession, s3a: MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session set up for delta-spark's S3DynamoDBLogStore, on a bucket whose endpoint
+    ignores ``If-None-Match``: sparkdelta commits through the DynamoDB table too."""
+    proxy = RecordingProxy(int(s3a.endpoint.rsplit(":", 1)[1]), drop_headers=["If-None-Match"])
+    bucket = s3a.new_bucket("multi")
+    table_name = f"commits_{uuid.uuid4().hex[:8]}"
+    settings = {
+        f"fs.s3a.bucket.{bucket}.endpoint": proxy.endpoint,
+        "spark.delta.logStore.s3a.impl": "io.delta.storage.S3DynamoDBLogStore",
+        "spark.io.delta.storage.S3DynamoDBLogStore.ddb.tableName": table_name,
+    }
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", s3a.endpoint)  # delta-spark has no such setting; moto stands in for AWS
+    try:
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        url = f"s3a://{bucket}/t"
+        spark.range(3).write.format("delta").save(url)
+        DeltaTable.forPath(spark, url).delete("id = 1")
+        assert spark_rows(spark, url) == [(0,), (2,)]
+    finally:
+        for key in settings:
+            spark.conf.unset(key)
+        proxy.close()
+    import boto3
+
+    scanned = boto3.client(
+        "dynamodb",
+        endpoint_url=s3a.endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    ).scan(TableName=table_name)["Items"]
+    assert sorted((i["tablePath"]["S"], i["fileName"]["S"], i["complete"]["S"]) for i in scanned) == [
+        (url, f"{v:020d}.json", "true") for v in (0, 1)
+    ]

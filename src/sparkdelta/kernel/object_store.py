@@ -34,6 +34,7 @@ settings (``spark.hadoop.fs.s3a.*``) become options with ``storage_options_from_
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -54,8 +55,11 @@ from obstore.exceptions import (
 )
 from obstore.store import AzureStore, GCSStore, S3Store
 
+from .dynamodb_commits import CommitEntry, DynamoDbCommits, dynamodb_settings, temp_name
 from .errors import StorageError
 from .storage import FileStatus, Storage
+
+log = logging.getLogger(__name__)
 
 S3, GCS, AZURE = "s3", "gcs", "azure"
 PROVIDERS = {
@@ -98,15 +102,21 @@ _CLIENT_KEYS = frozenset(
 _RETRY_KEYS = frozenset(
     {"max_retries", "retry_timeout", "backoff_config.init_backoff", "backoff_config.max_backoff", "backoff_config.base"}
 )
-# delta-rs options that are no store settings. The lock table's name means nothing
-# without a locking provider (which ``_commit_refusal`` refuses); a mount and a
-# concurrency limit are delta-rs's own. ``aws_s3_allow_unsafe_rename`` and
-# ``aws_s3_locking_provider`` are read by ``_commit_refusal`` instead.
+# Options that are no store settings: the DynamoDB commit table's (``dynamodb_commits``),
+# read by ``dynamodb_settings`` and ``_commit_refusal``; delta-rs's own mount and
+# concurrency settings; its old lock-table name, meaningless without a locking provider.
 _IGNORED_KEYS = frozenset(
     {
         "aws_s3_allow_unsafe_rename",
         "aws_s3_locking_provider",
+        "aws_endpoint_url_dynamodb",
+        "aws_region_dynamodb",
+        "aws_access_key_id_dynamodb",
+        "aws_secret_access_key_dynamodb",
+        "aws_session_token_dynamodb",
         "delta_dynamo_table_name",
+        "delta_dynamo_read_capacity",
+        "delta_dynamo_write_capacity",
         "dynamo_lock_table_name",
         "mount_allow_unsafe_rename",
         "object_store_concurrency_limit",
@@ -115,8 +125,8 @@ _IGNORED_KEYS = frozenset(
 _COMMIT_OPTIONS_HELP = (
     "Delta commits need an atomic put-if-absent: use a store that honours conditional writes "
     "(AWS S3, GCS and Azure Blob Storage do), or coordinate commits through DynamoDB as "
-    "delta-spark's S3DynamoDBLogStore (io.delta.storage.S3DynamoDBLogStore) and delta-rs's "
-    "AWS_S3_LOCKING_PROVIDER=dynamodb do, which this kernel does not support yet"
+    "delta-spark's S3DynamoDBLogStore (io.delta.storage.S3DynamoDBLogStore) does: "
+    "aws_s3_locking_provider=dynamodb, with delta_dynamo_table_name (default delta_log)"
 )
 
 DEFAULT_RETRY: dict[str, Any] = {
@@ -316,6 +326,31 @@ def storage_options_from_hadoop(settings: Mapping[str, str], location: str | Non
     for keyfile in ("fs.gs.auth.service.account.json.keyfile", "google.cloud.auth.service.account.json.keyfile"):
         if keyfile in hadoop:
             options["google_service_account"] = hadoop[keyfile]
+    options.update(_dynamodb_log_store_options(hadoop))
+    return options
+
+
+_DYNAMODB_LOG_STORE = "io.delta.storage.S3DynamoDBLogStore"
+_DYNAMODB_LOG_STORE_KEYS = {
+    "ddb.tableName": "delta_dynamo_table_name",
+    "ddb.region": "aws_region_dynamodb",
+    "provisionedThroughput.rcu": "delta_dynamo_read_capacity",
+    "provisionedThroughput.wcu": "delta_dynamo_write_capacity",
+}
+
+
+def _dynamodb_log_store_options(settings: Mapping[str, str]) -> dict[str, str]:
+    """delta-spark's multi-cluster S3 settings (``spark.delta.logStore.s3a.impl=
+    io.delta.storage.S3DynamoDBLogStore`` and ``spark.io.delta.storage.S3DynamoDBLogStore.*``)
+    as the options of ``dynamodb_commits``."""
+    stores = ("spark.delta.logStore.s3a.impl", "spark.delta.logStore.s3.impl", "spark.delta.logStore.class")
+    if not any(settings.get(key, "").strip() == _DYNAMODB_LOG_STORE for key in stores):
+        return {}
+    options = {"aws_s3_locking_provider": "dynamodb"}
+    for key, value in settings.items():
+        suffix = key.removeprefix("spark.").removeprefix(f"{_DYNAMODB_LOG_STORE}.")
+        if suffix in _DYNAMODB_LOG_STORE_KEYS and key.removeprefix("spark.").startswith(_DYNAMODB_LOG_STORE):
+            options[_DYNAMODB_LOG_STORE_KEYS[suffix]] = value
     return options
 
 
@@ -326,9 +361,9 @@ def _commit_refusal(options: Mapping[str, str], environ: Mapping[str, str] | Non
     """Why commits must be refused under these options (then the environment), if they must.
 
     ``aws_s3_allow_unsafe_rename=true`` asks to commit without an atomic primitive, which
-    this kernel never does. ``aws_s3_locking_provider`` says the table's writers coordinate
-    through a DynamoDB lock table: a commit that bypasses it could be overwritten by one of
-    theirs (delta-rs and delta-spark then copy their commit into place unconditionally).
+    this kernel never does. ``aws_s3_locking_provider=dynamodb`` is served by
+    ``dynamodb_commits``; another provider names a lock this kernel cannot take, and a commit
+    that bypassed it could be overwritten by a writer that took it.
     """
     environ = os.environ if environ is None else environ
     given = {k.lower(): v for k, v in environ.items() if k.lower().startswith("aws_s3_")}
@@ -336,9 +371,9 @@ def _commit_refusal(options: Mapping[str, str], environ: Mapping[str, str] | Non
     if given.get("aws_s3_allow_unsafe_rename", "").strip().lower() == "true":
         return "aws_s3_allow_unsafe_rename=true asks for commits without an atomic primitive, which this kernel never makes"
     provider = given.get("aws_s3_locking_provider", "").strip()
-    if provider:
+    if provider and provider.lower() != "dynamodb":
         return (
-            f"aws_s3_locking_provider={provider}: commits coordinated through a lock table are not supported yet, "
+            f"aws_s3_locking_provider={provider}: only 'dynamodb' is supported, "
             "and a commit that bypassed the lock could be overwritten by a writer that uses it"
         )
     return None
@@ -392,6 +427,7 @@ class ObjectStoreStorage(Storage):
         self.settings = store_settings(provider, self.options)
         self._stores: dict[tuple[str, str | None, str], Any] = {}
         self._lock = threading.Lock()
+        self._commits = _commit_table(provider, self.options)
 
     def __getstate__(self) -> dict[str, Any]:
         """Executors rebuild the stores from the options (the resolved settings travel too)."""
@@ -401,6 +437,7 @@ class ObjectStoreStorage(Storage):
         self.__dict__.update(state)
         self._stores = {}
         self._lock = threading.Lock()
+        self._commits = _commit_table(self.provider, self.options)
 
     def __repr__(self) -> str:
         return f"ObjectStoreStorage({self.table_root!r})"
@@ -486,6 +523,8 @@ class ObjectStoreStorage(Storage):
         """
         directory, _, start = path.rpartition("/")
         _, url = self._locate(directory)
+        if self._commits is not None and directory.endswith("/_delta_log"):
+            self._repair_latest(directory)
         offset = f"{url.key}/{start[:-1]}" if url.key else start[:-1]
         previous = ""
         for relative, meta in self._list("list", directory, offset or None):
@@ -515,6 +554,9 @@ class ObjectStoreStorage(Storage):
         store, url = self._locate(path)
         if refusal := _commit_refusal(self.options):
             raise StorageError(f"{self.table_root}: cannot commit: {refusal}. {_COMMIT_OPTIONS_HELP}")
+        if self._commits is not None:
+            self._put_coordinated(path, data)
+            return
         self._check_conditional_writes(store, url, path)
         try:
             obstore.put(store, url.key, data, mode="create", use_multipart=False)
@@ -526,6 +568,53 @@ class ObjectStoreStorage(Storage):
             if _NOT_IMPLEMENTED.search(str(error)):  # a server without If-None-Match: 501
                 raise self._no_conditional_writes(url, _first_line(error)) from error
             raise self._fail("write", path, url, error) from error
+
+    def _put_coordinated(self, path: str, data: bytes) -> None:
+        """``put_if_absent`` under DynamoDB coordination (``dynamodb_commits``): commit files
+        through the commit table; other files (deletion vectors, with random names) after
+        an existence check, since the store may not honour conditional writes."""
+        assert self._commits is not None
+        log_dir, _, name = path.rpartition("/")
+        if not (log_dir.endswith("/_delta_log") and _COMMIT_NAME.fullmatch(name)):
+            if self.exists(path):
+                raise FileExistsError(f"{path} already exists")
+            self.write(path, data)
+            return
+        if self.exists(path):
+            raise FileExistsError(f"{path} already exists")
+        table_path = hadoop_url(log_dir.removesuffix("/_delta_log"))
+        version = int(name[:20])
+        if version > 0:
+            previous = self._commits.entry(table_path, f"{version - 1:020d}.json")
+            if previous is not None and not previous.complete:
+                self._complete(log_dir, previous)
+        temp = temp_name(name)
+        self.write(f"{log_dir}/{temp}", data)
+        entry = self._commits.claim(table_path, name, temp)  # the version is ours from here on
+        try:
+            self._complete(log_dir, entry)
+        except (OSError, StorageError) as error:
+            log.warning(
+                "%s: version %d is committed; putting it in place failed and is left to the next reader: %s",
+                self.table_root,
+                version,
+                error,
+            )
+
+    def _complete(self, log_dir: str, entry: CommitEntry) -> None:
+        """Copy a claimed commit into place unless it is there, then mark its item complete."""
+        assert self._commits is not None
+        target = f"{log_dir}/{entry.file_name}"
+        if not self.exists(target):
+            self.copy(f"{log_dir}/{entry.temp_path}", target)
+        self._commits.mark_complete(entry)
+
+    def _repair_latest(self, log_dir: str) -> None:
+        """Before listing a log: finish the newest commit if its writer died after claiming it."""
+        assert self._commits is not None
+        latest = self._commits.latest(hadoop_url(log_dir.removesuffix("/_delta_log")))
+        if latest is not None and not latest.complete:
+            self._complete(log_dir, latest)
 
     def _no_conditional_writes(self, url: ObjectUrl, detail: str) -> StorageError:
         return StorageError(
@@ -656,6 +745,15 @@ class ObjectStoreStorage(Storage):
             raise self._not_found("copy", source, source_url, error) from error
         except BaseError as error:
             raise self._fail("copy", source, url, error) from error
+
+
+_COMMIT_NAME = re.compile(r"\d{20}\.json")
+
+
+def _commit_table(provider: str, options: Mapping[str, str]) -> DynamoDbCommits | None:
+    """The DynamoDB commit table S3 commits go through, when the options ask for one."""
+    settings = dynamodb_settings(options) if provider == S3 else None
+    return DynamoDbCommits(settings) if settings is not None else None
 
 
 def resolve(location: str, storage_options: Mapping[str, str] | None = None) -> tuple[ObjectStoreStorage, str]:

@@ -18,7 +18,15 @@ from ..kernel.object_store import storage_options_from_hadoop
 from ..kernel.table import Table
 from .paths import is_object_store, normalize_location
 
-_HADOOP_PREFIXES = ("fs.", "spark.hadoop.fs.", "google.cloud.", "spark.hadoop.google.cloud.")
+_HADOOP_PREFIXES = (
+    "fs.",
+    "spark.hadoop.fs.",
+    "google.cloud.",
+    "spark.hadoop.google.cloud.",
+    "spark.delta.logStore.",  # delta-spark's multi-cluster S3 setup (DynamoDB commits)
+    "spark.io.delta.storage.",
+    "io.delta.storage.",
+)
 
 
 def hadoop_settings(options: Mapping[str, object] | None) -> dict[str, str]:
