@@ -21,12 +21,13 @@ import pyarrow as pa
 import pytest
 from conftest import hadoop_aws_classpath
 from lakehouse_oracle import GOLD_KEYS, expected_gold, expected_silver, keyed, landing_lines
-from object_stores import MotoServer, RecordingProxy, start_moto
+from object_stores import CuttableProxy, MotoServer, RecordingProxy, start_moto
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.errors import StorageError
+from sparkdelta.kernel.object_store import ObjectStoreStorage
 from sparkdelta.spark.storage import open_table
 from sparkdelta.tables import DeltaTable
 
@@ -309,3 +310,40 @@ def test_delta_spark_multi_cluster_settings_commit_through_dynamodb(
     assert sorted((i["tablePath"]["S"], i["fileName"]["S"], i["complete"]["S"]) for i in scanned) == [
         (url, f"{v:020d}.json", "true") for v in (0, 1)
     ]
+
+
+def test_store_down_at_commit_time_leaves_the_table_at_its_last_version(
+    spark: SparkSession, s3a: MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark wrote the files, then the endpoint goes away as the commit is sent: a clear
+    error naming the table, no commit, the files kept (the outcome cannot be proven on an
+    object store) but unreferenced, and the table reads and writes on at its last version."""
+    proxy = CuttableProxy(int(s3a.endpoint.rsplit(":", 1)[1]))
+    bucket = s3a.new_bucket("outage")
+    spark.conf.set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.endpoint)
+    url = f"s3a://{bucket}/t"
+    try:
+        spark.range(3).write.format("delta").save(url)
+        real = ObjectStoreStorage.put_if_absent
+
+        def cut_then_put(self: ObjectStoreStorage, path: str, data: bytes) -> None:
+            if "/_delta_log/" in path and path.endswith(".json"):
+                proxy.cut()
+            real(self, path, data)
+
+        monkeypatch.setattr(ObjectStoreStorage, "put_if_absent", cut_then_put)
+        with pytest.raises(StorageError, match=rf"^s3://{bucket}/t: cannot write .*00000000000000000001\.json"):
+            spark.range(3, 6).write.format("delta").mode("append").save(url)
+        monkeypatch.undo()
+        proxy.restore()
+        assert s3a.keys(bucket, "t/_delta_log/") == ["t/_delta_log/00000000000000000000.json"]
+        assert spark_rows(spark, url) == [(0,), (1,), (2,)]
+        data = {k[2:] for k in s3a.keys(bucket, "t/") if k.endswith(".parquet")}
+        live = _live_paths(s3a, url)
+        assert live < data, "the failed write's files are kept for VACUUM, not referenced"
+        spark.range(3, 6).write.format("delta").mode("append").save(url)
+        assert spark_rows(spark, url) == [(i,) for i in range(6)]
+        assert DeltaTable.forPath(spark, url).history().count() == 2
+    finally:
+        spark.conf.unset(f"fs.s3a.bucket.{bucket}.endpoint")
+        proxy.close()
