@@ -242,6 +242,24 @@ class Child:
         return "stderr: " + self.stderr_path.read_text(errors="replace")[-3000:]
 
 
+def race_appenders(root: str, workers: int, per_worker: int, work_dir: Path, timeout: float = 180) -> list[dict]:
+    """Start ``workers`` append-worker processes on ``root``, release them at once, and
+    return every ``committed`` event they report (each appends ``per_worker`` files)."""
+    go = work_dir / "go"
+    children = [
+        Child("append-worker", root, f"w{n}", str(per_worker), str(go), "WriteSerializable", stderr_path=work_dir / f"w{n}.err")
+        for n in range(workers)
+    ]
+    try:
+        for child in children:
+            child.wait_for('{"event": "ready"', timeout=60)
+        go.touch()
+        return [json.loads(line) for child in children for line in child.drain(timeout=timeout) if '"committed"' in line]
+    finally:
+        for child in children:
+            child.close()
+
+
 def _emit(**fields) -> None:
     print(json.dumps(fields), flush=True)
 

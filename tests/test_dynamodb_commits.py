@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_helpers import SCHEMA_STRING, Child, add, now_ms
+from kernel_helpers import SCHEMA_STRING, add, now_ms, race_appenders
 from object_stores import MotoServer, RecordingProxy
 
 from sparkdelta.kernel import Metadata, Protocol, Table
@@ -162,19 +162,8 @@ def test_processes_on_a_store_without_conditional_writes_lose_nothing(
         monkeypatch.setenv(key.upper(), value)
     root = f"s3://{bucket}/t"
     Table(root).transaction().commit(metadata(), "CREATE TABLE")
-    go, workers, per_worker = tmp_path / "go", 4, 4
-    children = [
-        Child("append-worker", root, f"w{n}", str(per_worker), str(go), "WriteSerializable", stderr_path=tmp_path / f"w{n}.err")
-        for n in range(workers)
-    ]
-    try:
-        for child in children:
-            child.wait_for('{"event": "ready"', timeout=60)
-        go.touch()
-        events = [json.loads(line) for child in children for line in child.drain(timeout=180) if '"committed"' in line]
-    finally:
-        for child in children:
-            child.close()
+    workers, per_worker = 4, 4
+    events = race_appenders(root, workers, per_worker, tmp_path)
     total = workers * per_worker
     assert sorted(e["version"] for e in events) == list(range(1, total + 1))
     keys = moto_s3.keys(bucket, "t/_delta_log/")

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 import pytest
 from botocore.exceptions import ClientError
 from click.testing import CliRunner
-from kernel_helpers import SCHEMA_STRING, Child, add, now_ms
+from kernel_helpers import SCHEMA_STRING, add, now_ms, race_appenders
 from object_stores import CuttableProxy, HttpRequest, MotoServer, RecordingProxy, free_port, start_moto
 from oracles import conformance_root, load_manifest
 
@@ -394,19 +394,8 @@ def test_parallel_processes_append_to_one_s3_table_and_lose_nothing(
         monkeypatch.setenv(key, value)
     root = f"s3://{bucket}/t"
     create(Table(root))
-    go, workers, per_worker = tmp_path / "go", 4, 5
-    children = [
-        Child("append-worker", root, f"w{n}", str(per_worker), str(go), "WriteSerializable", stderr_path=tmp_path / f"w{n}.err")
-        for n in range(workers)
-    ]
-    try:
-        for child in children:
-            child.wait_for('{"event": "ready"', timeout=60)
-        go.touch()
-        events = [json.loads(line) for child in children for line in child.drain(timeout=120) if '"committed"' in line]
-    finally:
-        for child in children:
-            child.close()
+    workers, per_worker = 4, 5
+    events = race_appenders(root, workers, per_worker, tmp_path, timeout=120)
     total = workers * per_worker
     assert len(events) == total
     assert sorted(e["version"] for e in events) == list(range(1, total + 1))
