@@ -22,6 +22,7 @@ from kernel_helpers import SCHEMA_STRING, add, now_ms, race_appenders
 from object_stores import MotoServer, RecordingProxy
 
 from sparkdelta.kernel import Metadata, Protocol, Table
+from sparkdelta.kernel.dynamodb_commits import CommitEntry, DynamoDbCommits, dynamodb_settings
 from sparkdelta.kernel.errors import StorageError
 from sparkdelta.kernel.object_store import storage_options_from_hadoop
 
@@ -183,8 +184,82 @@ def test_delta_spark_multi_cluster_settings_select_dynamodb_commits() -> None:
     }
     assert storage_options_from_hadoop(settings) == {
         "aws_s3_locking_provider": "dynamodb",
+        "delta_dynamo_table_path_scheme": "s3a",
         "delta_dynamo_table_name": "shared_commits",
         "aws_region_dynamodb": "eu-west-1",
         "delta_dynamo_read_capacity": "10",
     }
     assert storage_options_from_hadoop({"spark.delta.logStore.s3a.impl": "io.delta.storage.S3SingleDriverLogStore"}) == {}
+    lowercased = {k.lower(): v for k, v in settings.items()}  # as reader options arrive
+    assert storage_options_from_hadoop(lowercased)["delta_dynamo_table_name"] == "shared_commits"
+    emr = {"spark.delta.logStore.s3.impl": "io.delta.storage.S3DynamoDBLogStore"}
+    assert storage_options_from_hadoop(emr)["delta_dynamo_table_path_scheme"] == "s3"
+
+
+def test_a_claim_retried_after_its_answer_was_lost_is_ours(
+    moto_s3: MotoServer, no_conditional_writes: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client retries a PutItem whose answer was lost; the retry's failed condition is
+    our own claim, not a lost race (else a blind append would commit twice)."""
+    bucket, table_name = moto_s3.new_bucket("ddb-retry"), f"commits_{time.time_ns()}"
+    table = Table(f"s3://{bucket}/t", storage_options=coordinated(moto_s3, no_conditional_writes, table_name))
+    table.transaction().commit(metadata(), "CREATE TABLE")
+    real = DynamoDbCommits.claim
+
+    def claimed_then_retried(self: DynamoDbCommits, table_path: str, file_name: str, temp_path: str) -> CommitEntry:
+        real(self, table_path, file_name, temp_path)
+        return real(self, table_path, file_name, temp_path)  # the retry: ConditionalCheckFailed
+
+    monkeypatch.setattr(DynamoDbCommits, "claim", claimed_then_retried)
+    assert table.transaction().commit([add("once.parquet")], "WRITE").version == 1
+    monkeypatch.undo()
+    assert table.snapshot().version == 1 and table.snapshot().file_paths() == ["once.parquet"]
+    assert items(moto_s3, table_name)["00000000000000000001.json"]["complete"] == "true"
+
+
+def test_the_loser_of_a_race_puts_a_dead_winner_in_place(moto_s3: MotoServer, no_conditional_writes: str) -> None:
+    bucket, table_name = moto_s3.new_bucket("ddb-loser"), f"commits_{time.time_ns()}"
+    table = Table(f"s3://{bucket}/t", storage_options=coordinated(moto_s3, no_conditional_writes, table_name))
+    table.transaction().commit(metadata(), "CREATE TABLE")
+    winner = b'{"commitInfo":{"operation":"WRITE"}}\n'
+    moto_s3.client().put_object(Bucket=bucket, Key="t/_delta_log/.tmp/00000000000000000001.json.w", Body=winner)
+    dynamodb(moto_s3).put_item(
+        TableName=table_name,
+        Item={
+            "tablePath": {"S": f"s3a://{bucket}/t"},
+            "fileName": {"S": "00000000000000000001.json"},
+            "tempPath": {"S": ".tmp/00000000000000000001.json.w"},
+            "complete": {"S": "false"},
+        },
+    )
+    path = f"s3://{bucket}/t/_delta_log/00000000000000000001.json"
+    with pytest.raises(FileExistsError):
+        table.storage.put_if_absent(path, b'{"commitInfo":{"operation":"LOSER"}}\n')
+    assert table.storage.read(path) == winner
+    assert items(moto_s3, table_name)["00000000000000000001.json"]["complete"] == "true"
+
+
+def test_table_paths_as_delta_spark_keys_them() -> None:
+    commits = DynamoDbCommits(dynamodb_settings({"aws_s3_locking_provider": "dynamodb"}, environ={}))  # type: ignore[arg-type]
+    assert commits.table_path("s3://bucket/a/t") == "s3a://bucket/a/t"
+    assert commits.table_path("s3://bucket") == "s3a://bucket/"  # Hadoop keeps the slash at a bucket root
+    on_s3 = {"aws_s3_locking_provider": "dynamodb", "delta_dynamo_table_path_scheme": "s3"}
+    assert DynamoDbCommits(dynamodb_settings(on_s3, environ={})).table_path("s3://bucket/t") == "s3://bucket/t"  # type: ignore[arg-type]
+
+
+def test_dynamodb_credentials_go_as_a_set() -> None:
+    s3 = {"aws_s3_locking_provider": "dynamodb", "aws_access_key_id": "s3-key", "aws_secret_access_key": "s3-secret"}
+    aws = dynamodb_settings(s3, environ={})
+    assert aws is not None and (aws.access_key_id, aws.secret_access_key) == ("s3-key", "s3-secret")
+    minio = dynamodb_settings({**s3, "aws_endpoint_url": "http://minio:9000"}, environ={})
+    assert minio is not None and minio.access_key_id is None  # an S3-compatible store's keys are not AWS's: boto3's chain
+    own = dynamodb_settings(
+        {
+            **s3,
+            "aws_access_key_id_dynamodb": "d-key",
+            "aws_secret_access_key_dynamodb": "d-secret",
+            "aws_session_token": "s3-token",
+        },
+        environ={},
+    )
+    assert own is not None and (own.access_key_id, own.secret_access_key, own.session_token) == ("d-key", "d-secret", None)

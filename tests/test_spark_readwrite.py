@@ -425,3 +425,13 @@ def test_timestamp_text_is_read_in_the_session_time_zone(spark, tmp_path: Path) 
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     assert spark.read.format("delta").option("timestampAsOf", "2024-01-01 13:30:00").load(path).count() == 1
+
+
+def test_partition_column_with_a_leading_underscore(spark, tmp_path: Path) -> None:
+    """Spark names its folders ``_p=1``; they are data, not hidden (its file index reads them too)."""
+    path = str(tmp_path / "t")
+    rows = [(i, f"v{i % 2}") for i in range(6)]
+    spark.createDataFrame(rows, "id long, _p string").write.format("delta").partitionBy("_p").save(path)
+    assert sorted(tuple(r) for r in spark.read.format("delta").load(path).select("id", "_p").collect()) == rows
+    dt = deltalake.DeltaTable(path)
+    assert sorted(zip(*dt.to_pyarrow_table().select(["id", "_p"]).to_pydict().values(), strict=True)) == rows

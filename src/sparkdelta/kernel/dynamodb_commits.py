@@ -57,6 +57,7 @@ class DynamoDbSettings:
     session_token: str | None
     read_capacity: int = 5
     write_capacity: int = 5
+    table_path_scheme: str = "s3a"  # how delta-spark's writers spell the tables they key
 
 
 def dynamodb_settings(options: Mapping[str, str], environ: Mapping[str, str] | None = None) -> DynamoDbSettings | None:
@@ -74,16 +75,29 @@ def dynamodb_settings(options: Mapping[str, str], environ: Mapping[str, str] | N
     def first(*keys: str) -> str | None:
         return next((given[k] for k in keys if given.get(k)), None)
 
+    # Credentials go as a set: DynamoDB's own; else the S3 ones when S3 is AWS or DynamoDB
+    # is as local as S3 (an emulator); else (an S3-compatible store's keys) boto3's chain.
+    if first("aws_access_key_id_dynamodb"):
+        names = tuple(f"{k}_dynamodb" for k in _CREDENTIAL_KEYS)
+    elif first("aws_endpoint_url") and not first("aws_endpoint_url_dynamodb"):
+        names = ()
+    else:
+        names = _CREDENTIAL_KEYS
+    access_key_id, secret_access_key, session_token = (first(n) for n in names) if names else (None, None, None)
     return DynamoDbSettings(
         table_name=first("delta_dynamo_table_name") or DEFAULT_TABLE_NAME,
         region=first("aws_region_dynamodb", "aws_region", "aws_default_region") or "us-east-1",
         endpoint=first("aws_endpoint_url_dynamodb"),
-        access_key_id=first("aws_access_key_id_dynamodb", "aws_access_key_id"),
-        secret_access_key=first("aws_secret_access_key_dynamodb", "aws_secret_access_key"),
-        session_token=first("aws_session_token_dynamodb", "aws_session_token"),
+        access_key_id=access_key_id,
+        secret_access_key=secret_access_key,
+        session_token=session_token,
         read_capacity=int(first("delta_dynamo_read_capacity") or 5),
         write_capacity=int(first("delta_dynamo_write_capacity") or 5),
+        table_path_scheme=first("delta_dynamo_table_path_scheme") or "s3a",
     )
+
+
+_CREDENTIAL_KEYS = ("aws_access_key_id", "aws_secret_access_key", "aws_session_token")
 
 
 @dataclass(frozen=True)
@@ -128,6 +142,12 @@ class DynamoDbCommits:
                     aws_session_token=s.session_token,
                 )
             return self._client
+
+    def table_path(self, root: str) -> str:
+        """The ``tablePath`` key of a table root (``s3://bucket/t``), as delta-spark spells it:
+        Hadoop's qualified path, with the trailing ``/`` Hadoop keeps only at a bucket root."""
+        bucket_and_key = root.partition("://")[2]
+        return f"{self.settings.table_path_scheme}://{bucket_and_key}" + ("" if "/" in bucket_and_key else "/")
 
     def _call(self, what: str, request: Callable[[Any], Any]) -> Any:
         """Run one request, naming the table in errors other than a lost race or a missing table."""

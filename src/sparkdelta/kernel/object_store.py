@@ -115,6 +115,7 @@ _IGNORED_KEYS = frozenset(
         "aws_secret_access_key_dynamodb",
         "aws_session_token_dynamodb",
         "delta_dynamo_table_name",
+        "delta_dynamo_table_path_scheme",
         "delta_dynamo_read_capacity",
         "delta_dynamo_write_capacity",
         "dynamo_lock_table_name",
@@ -341,16 +342,20 @@ _DYNAMODB_LOG_STORE_KEYS = {
 
 def _dynamodb_log_store_options(settings: Mapping[str, str]) -> dict[str, str]:
     """delta-spark's multi-cluster S3 settings (``spark.delta.logStore.s3a.impl=
-    io.delta.storage.S3DynamoDBLogStore`` and ``spark.io.delta.storage.S3DynamoDBLogStore.*``)
-    as the options of ``dynamodb_commits``."""
-    stores = ("spark.delta.logStore.s3a.impl", "spark.delta.logStore.s3.impl", "spark.delta.logStore.class")
-    if not any(settings.get(key, "").strip() == _DYNAMODB_LOG_STORE for key in stores):
+    io.delta.storage.S3DynamoDBLogStore`` and ``spark.io.delta.storage.S3DynamoDBLogStore.*``,
+    any case: reader options arrive lowercased) as the options of ``dynamodb_commits``.
+    The commit table keys tables by the scheme that log store serves (``s3a`` or ``s3``)."""
+    lower = {k.lower(): v.strip() for k, v in settings.items()}
+    store = _DYNAMODB_LOG_STORE.lower()
+    schemes = [s for s in ("s3a", "s3") if lower.get(f"spark.delta.logstore.{s}.impl", "").lower() == store]
+    if not schemes and lower.get("spark.delta.logstore.class", "").lower() != store:
         return {}
-    options = {"aws_s3_locking_provider": "dynamodb"}
-    for key, value in settings.items():
-        suffix = key.removeprefix("spark.").removeprefix(f"{_DYNAMODB_LOG_STORE}.")
-        if suffix in _DYNAMODB_LOG_STORE_KEYS and key.removeprefix("spark.").startswith(_DYNAMODB_LOG_STORE):
-            options[_DYNAMODB_LOG_STORE_KEYS[suffix]] = value
+    options = {"aws_s3_locking_provider": "dynamodb", "delta_dynamo_table_path_scheme": (schemes or ["s3a"])[0]}
+    keys = {k.lower(): option for k, option in _DYNAMODB_LOG_STORE_KEYS.items()}
+    for key, value in lower.items():
+        suffix = key.removeprefix("spark.").removeprefix(f"{store}.")
+        if suffix in keys and key.removeprefix("spark.").startswith(store):
+            options[keys[suffix]] = value
     return options
 
 
@@ -582,7 +587,7 @@ class ObjectStoreStorage(Storage):
             return
         if self.exists(path):
             raise FileExistsError(f"{path} already exists")
-        table_path = hadoop_url(log_dir.removesuffix("/_delta_log"))
+        table_path = self._commits.table_path(log_dir.removesuffix("/_delta_log"))
         version = int(name[:20])
         if version > 0:
             previous = self._commits.entry(table_path, f"{version - 1:020d}.json")
@@ -590,7 +595,15 @@ class ObjectStoreStorage(Storage):
                 self._complete(log_dir, previous)
         temp = temp_name(name)
         self.write(f"{log_dir}/{temp}", data)
-        entry = self._commits.claim(table_path, name, temp)  # the version is ours from here on
+        try:
+            entry = self._commits.claim(table_path, name, temp)  # the version is ours from here on
+        except FileExistsError:
+            winner = self._commits.entry(table_path, name)
+            if winner is None or winner.temp_path != temp:
+                if winner is not None and not winner.complete:
+                    self._complete(log_dir, winner)  # its writer may be gone; the version must be readable
+                raise
+            entry = winner  # our own claim, retried by the client after its answer was lost
         try:
             self._complete(log_dir, entry)
         except (OSError, StorageError) as error:
@@ -612,7 +625,7 @@ class ObjectStoreStorage(Storage):
     def _repair_latest(self, log_dir: str) -> None:
         """Before listing a log: finish the newest commit if its writer died after claiming it."""
         assert self._commits is not None
-        latest = self._commits.latest(hadoop_url(log_dir.removesuffix("/_delta_log")))
+        latest = self._commits.latest(self._commits.table_path(log_dir.removesuffix("/_delta_log")))
         if latest is not None and not latest.complete:
             self._complete(log_dir, latest)
 

@@ -13,7 +13,6 @@ import json
 import os
 import sys
 from datetime import date
-from pathlib import Path
 
 import click
 from pyspark.sql import SparkSession
@@ -171,10 +170,8 @@ def generate_command(
 
 @main.command("report")
 @spark_options
-@click.option(
-    "--output", type=click.Path(dir_okay=False, path_type=Path), help="HTML file to write (default: WAREHOUSE/report.html)."
-)
-def report_command(warehouse: str, driver_memory: str, conf: tuple[str, ...], master: str, output: Path | None) -> None:
+@click.option("--output", help="HTML file to write, a local path or object-store URL (default: WAREHOUSE/report.html).")
+def report_command(warehouse: str, driver_memory: str, conf: tuple[str, ...], master: str, output: str | None) -> None:
     """Write a static HTML page: charts of the gold tables and the health of every table."""
     from .report import write_report
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -196,7 +196,7 @@ def render(data: dict[str, Any], tables: list[dict[str, Any]], warehouse: Wareho
     )
 
 
-def write_report(spark: SparkSession, warehouse: Warehouse, output: Path | None = None) -> Location:
+def write_report(spark: SparkSession, warehouse: Warehouse, output: str | os.PathLike[str] | None = None) -> Location:
     """Write the report (default ``warehouse/report.html``, beside the tables even on an object store) and return where."""
     if markers.snapshot(warehouse.gold("daily_vendor")) is None:
         raise FileNotFoundError(f"no gold tables under {warehouse.root}: run `lakehouse run` first")

@@ -38,7 +38,7 @@ class Location:
         if isinstance(place, Location):
             return place
         text = os.fspath(place)
-        return cls(text.rstrip("/") if is_object_store(text) else os.path.abspath(text))
+        return cls(text.rstrip("/") if is_object_store(text) else os.path.abspath(normalize_location(text)))
 
     def __truediv__(self, name: str) -> Location:
         return Location(f"{self.uri}/{name}")

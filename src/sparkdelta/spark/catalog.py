@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructField, StructType
 
 from ..kernel.errors import DeltaError
-from .paths import normalize_location
+from .paths import hadoop_path, is_object_store, location_from_uri, normalize_location
 from .source import ensure_delta_source
 from .storage import open_table
 
@@ -81,7 +81,7 @@ def lookup(spark: SparkSession, name: str) -> CatalogEntry | None:
     location = table.location().toString()
     return CatalogEntry(
         f"{identifier.database().get()}.{identifier.table()}",  # type: ignore[attr-defined]
-        normalize_location(location),
+        location_from_uri(location),
         table.tableType().name() == "MANAGED",
         provider or table.tableType().name().lower(),
     )
@@ -100,7 +100,7 @@ def delta_entry(spark: SparkSession, name: str) -> CatalogEntry:
 def default_location(spark: SparkSession, name: str) -> str:
     """Where a managed table of this name keeps its data (under the warehouse)."""
     _database_must_exist(spark, name)
-    return normalize_location(_session_catalog(spark).defaultTablePath(_identifier(spark, name)).toString())  # type: ignore[attr-defined]
+    return location_from_uri(_session_catalog(spark).defaultTablePath(_identifier(spark, name)).toString())  # type: ignore[attr-defined]
 
 
 def _catalog_schema(schema: StructType) -> StructType:
@@ -123,7 +123,7 @@ def register(
     ensure_delta_source(spark)
     _database_must_exist(spark, name)
     columns = _catalog_schema(schema) if schema is not None else StructType()
-    options = {} if managed else {"path": location}
+    options = {} if managed else {"path": hadoop_path(location) if is_object_store(location) else location}
     if not managed and schema is None:
         columns = _catalog_schema(StructType.fromJson(open_table(spark, location).snapshot().schema.to_json()))
     spark.catalog.createTable(name, source=DELTA_PROVIDER, schema=columns, description=comment, **options)

@@ -64,7 +64,7 @@ def absolute_path(table_root: str, log_path: str) -> str:
     if is_object_store(resolved):
         # file_path joins relative paths decoded, and returns absolute URLs as written.
         decoded = unquote(resolved) if is_object_store(log_path) else resolved
-        return canonical_root(decoded)
+        return canonical_root(_normalize_url(decoded))
     raise NotImplementedError(f"file {log_path!r} of {table_root} is on a file system sparkdelta cannot reach")
 
 
@@ -79,9 +79,9 @@ def spark_file_uri(location: str) -> str:
     ``hadoop_path(location)``; for a relative path, the encoding delta-spark logs.
     """
     if is_object_store(location):
-        scheme, _, rest = hadoop_path(location).partition("://")
+        scheme, _, rest = hadoop_path(_normalize_url(location)).partition("://")
         authority, slash, path = rest.partition("/")
-        return f"{scheme}://{authority}{_java_uri_path(slash + re.sub('/{2,}', '/', path))}"
+        return f"{scheme}://{authority}{_java_uri_path(slash + path)}"
     return f"file:{_java_uri_path(_normalize(location))}"
 
 
@@ -108,11 +108,26 @@ def log_path(relative: str) -> str:
     return spark_file_uri(relative)[len("file:") :]
 
 
+def location_from_uri(uri: str) -> str:
+    """A location the catalog reports (``java.net.URI`` text, percent-encoded), as ``normalize_location`` gives it."""
+    return canonical_root(_normalize_url(unquote(uri))) if is_object_store(uri) else normalize_location(uri)
+
+
+def _normalize_url(url: str) -> str:
+    """An object-store URL with its key normalized as Hadoop's ``Path`` does (``//``, ``.``, ``..``)."""
+    scheme, _, rest = url.partition("://")
+    authority, slash, key = rest.partition("/")
+    if not slash:
+        return url
+    key = posixpath.normpath("/" + re.sub("/{2,}", "/", key)).lstrip("/")
+    return f"{scheme}://{authority}/{key}"
+
+
 def normalize_location(location: str) -> str:
     """A location as the user or the catalog gives it (``file:/a%20b`` URI, plain path, or
     object-store URL), as a decoded local path or an object-store URL in the kernel's spelling."""
     if is_object_store(location):
-        return canonical_root(location)
+        return canonical_root(_normalize_url(location))
     parsed = urlparse(location)
     if parsed.scheme == "file":
         return _normalize(unquote(parsed.path))

@@ -23,21 +23,28 @@ _HADOOP_PREFIXES = (
     "spark.hadoop.fs.",
     "google.cloud.",
     "spark.hadoop.google.cloud.",
-    "spark.delta.logStore.",  # delta-spark's multi-cluster S3 setup (DynamoDB commits)
+    "spark.delta.logstore.",  # delta-spark's multi-cluster S3 setup (DynamoDB commits)
     "spark.io.delta.storage.",
     "io.delta.storage.",
 )
 
 
 def hadoop_settings(options: Mapping[str, object] | None) -> dict[str, str]:
-    """The Hadoop file-system settings among reader/writer or ``hadoopConf`` options."""
-    return {k: str(v) for k, v in (options or {}).items() if k.startswith(_HADOOP_PREFIXES)}
+    """The storage settings among reader/writer or ``hadoopConf`` options (any case: reader
+    options arrive lowercased)."""
+    return {k: str(v) for k, v in (options or {}).items() if k.lower().startswith(_HADOOP_PREFIXES)}
+
+
+def _engine_options(options: Mapping[str, object] | None) -> dict[str, str]:
+    """The Hadoop ``fs.*`` options Spark's own reads and writes of the table take."""
+    settings = {k.removeprefix("spark.hadoop."): v for k, v in hadoop_settings(options).items()}
+    return {k: v for k, v in settings.items() if k.startswith("fs.")}
 
 
 def storage_options(spark: SparkSession, location: str, options: Mapping[str, object] | None = None) -> dict[str, str]:
     """Kernel storage options for an object-store ``location``: the session's Hadoop
     settings, overridden by ``options`` (Hadoop keys), overridden by delta-rs style keys."""
-    session = {k: v for k, v in spark.conf.getAll.items() if k.startswith(_HADOOP_PREFIXES)}
+    session = {k: v for k, v in spark.conf.getAll.items() if k.lower().startswith(_HADOOP_PREFIXES)}
     given = dict(options or {})
     hadoop = {**session, **hadoop_settings(given)}
     explicit = {k: str(v) for k, v in given.items() if k.lower().startswith(("aws_", "azure_", "google_"))}
@@ -51,5 +58,5 @@ def open_table(spark: SparkSession, location: str, options: Mapping[str, object]
     if not is_object_store(location):
         return Table(location)
     table = Table(location, storage_options=storage_options(spark, location, options))
-    table.storage.engine_options = hadoop_settings(options)
+    table.storage.engine_options = _engine_options(options)
     return table

@@ -189,15 +189,15 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
             writer = writer.partitionBy(*layout.partition_columns)
         writer.parquet(hadoop_path(staging))
         written = sorted(
-            (f for f in storage.list_tree(staging, _visible) if _visible(f.name) and f.name.endswith(".parquet")),
+            (f for f in storage.list_tree(staging, _data_folder) if _data_file(f.name)),
             key=lambda f: f.path,
         )
 
         def place(staged: FileStatus) -> AddFile:
             relative = staged.path[len(staging) + 1 :]
             target = f"{root}/{relative}"
+            moved.append(target)  # before the move: one that fails may have copied already
             storage.move(staged.path, target)
-            moved.append(target)
             stats, _ = file_stats(parquet_metadata(storage, target, staged.size), layout.indexed, target)
             relative_dir = relative.rpartition("/")[0]
             partition_values = _partition_values(relative_dir, layout.timestamp_partitions, layout.time_zone)
@@ -206,21 +206,32 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
         if storage.local_path(staging) is not None:
             adds = [place(f) for f in written]
         else:
-            with ThreadPoolExecutor(_REMOTE_MOVES) as pool:
+            pool = ThreadPoolExecutor(_REMOTE_MOVES)
+            try:
                 adds = list(pool.map(place, written))
+            finally:
+                pool.shutdown(cancel_futures=True)  # after a failed move, start no more
     except BaseException:
-        for target in moved:
-            with contextlib.suppress(FileNotFoundError):
-                storage.delete(target)
+        try:
+            for _ in storage.delete_many(moved):
+                pass
+        except OSError as exc:
+            log.warning("%s: could not remove the files of a failed write: %s", root, exc)
         raise
     finally:
         _remove_staging(storage, staging)
     return adds
 
 
-def _visible(name: str) -> bool:
-    """Data files and partition folders; not Spark's ``_SUCCESS``, ``_temporary`` or ``.crc`` files."""
-    return not name.startswith(("_", "."))
+def _data_folder(name: str) -> bool:
+    """Partition folders (``p=1``, ``_p=1`` too), as Spark's file index sees them; not
+    ``_temporary`` or hidden folders."""
+    return not name.startswith(".") and (not name.startswith("_") or "=" in name)
+
+
+def _data_file(name: str) -> bool:
+    """Parquet data files; not Spark's ``_SUCCESS`` or ``.crc`` files."""
+    return name.endswith(".parquet") and not name.startswith(("_", "."))
 
 
 def _remove_staging(storage: Storage, staging: str) -> None:
