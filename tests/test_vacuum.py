@@ -168,9 +168,9 @@ def test_a_writer_committing_during_vacuum_loses_nothing(
     listing = LocalStorage.list_tree
 
     def list_while_writing(self: LocalStorage, directory: str, descend: Any) -> Any:
+        monkeypatch.setattr(LocalStorage, "list_tree", listing)  # the writers below list their staged files
         table.delete("id < 10")  # removes an old file: a tombstone younger than any window
         spark.range(100, 105).selectExpr("id", "0L AS p").write.format("delta").mode("append").save(path)
-        monkeypatch.setattr(LocalStorage, "list_tree", listing)
         yield from listing(self, directory, descend)
 
     monkeypatch.setattr(LocalStorage, "list_tree", list_while_writing)
