@@ -94,8 +94,11 @@ def spark_machine_rows(spark: SparkSession) -> list[tuple[str, str]]:
     ]
 
 
-def bench_session(app: str, master: str, driver_memory: str, in_memory_catalog: bool = True) -> SparkSession:
-    """A quiet sparkdelta session (no UI, no progress bar); tables by path need no metastore."""
+def bench_session(
+    app: str, master: str, driver_memory: str, in_memory_catalog: bool = True, configs: dict[str, str] | None = None
+) -> SparkSession:
+    """A quiet sparkdelta session (no UI, no progress bar); tables by path need no metastore.
+    ``configs`` are further settings (a connector's classpath, its credentials)."""
     from pyspark.sql import SparkSession
 
     import sparkdelta
@@ -109,6 +112,8 @@ def bench_session(app: str, master: str, driver_memory: str, in_memory_catalog: 
     )
     if in_memory_catalog:
         builder = builder.config("spark.sql.catalogImplementation", "in-memory")
+    for key, value in (configs or {}).items():
+        builder = builder.config(key, value)
     spark = sparkdelta.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -12,6 +12,14 @@ if ! command -v java >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q openjdk-17-jre-headless
 fi
 
+# Maven fetches Hadoop's S3A connector for the tests' Spark on S3 (scripts/fetch_hadoop_aws.sh).
+if ! command -v mvn >/dev/null 2>&1; then
+  echo "== installing Maven (apt)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q maven
+fi
+
 # Headless Chromium renders the lakehouse report in the tests.
 if [ ! -x /usr/bin/chromium ]; then
   echo "== installing Chromium (apt)"
