@@ -347,3 +347,32 @@ def test_store_down_at_commit_time_leaves_the_table_at_its_last_version(
     finally:
         spark.conf.unset(f"fs.s3a.bucket.{bucket}.endpoint")
         proxy.close()
+
+
+def test_reads_list_the_table_once_rather_than_ask_about_each_file(spark: SparkSession, s3a: MotoServer) -> None:
+    """Spark's file index, given each file's path, sends two HEADs and a LIST per file; a
+    read of an object-store table lists its folder instead and picks the log's files by
+    name, without opening the others (an older version's, deletion vectors)."""
+    proxy = RecordingProxy(int(s3a.endpoint.rsplit(":", 1)[1]))
+    bucket = s3a.new_bucket("listed")
+    spark.conf.set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.endpoint)
+    url = f"s3a://{bucket}/t"
+    try:
+        spark.range(40).repartition(8).write.format("delta").save(url)
+        spark.range(5).coalesce(1).write.format("delta").mode("overwrite").save(url)
+        proxy.take()
+        df = spark.read.format("delta").option("versionAsOf", 0).load(url)
+        heads = [r for r in proxy.take() if r.method == "HEAD"]
+        assert len(heads) <= 4, heads  # about the folder itself; per file, it was 16
+        assert sorted(r.id for r in df.collect()) == list(range(40))
+        assert spark_rows(spark, url) == [(i,) for i in range(5)]
+
+        first = sorted(_live_paths(s3a, url))[0]
+        s3a.client().delete_object(Bucket=bucket, Key=f"t/{first}")
+        with pytest.raises(
+            FileNotFoundError, match=rf"s3://{bucket}/t version 1: 1 data file\(s\) the log names are not in storage"
+        ):
+            spark.read.format("delta").load(url)
+    finally:
+        spark.conf.unset(f"fs.s3a.bucket.{bucket}.endpoint")
+        proxy.close()

@@ -26,7 +26,7 @@ from functools import partial
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StructField, StructType
 
@@ -34,7 +34,7 @@ from ..kernel import Snapshot
 from ..kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_vector
 from ..kernel.partitions import typed_partition_values
 from ..kernel.storage import Storage
-from .paths import absolute_path, hadoop_path, spark_file_uri
+from .paths import absolute_path, hadoop_path, is_object_store, spark_file_uri
 
 # Reader features this engine implements on top of the kernel's log replay.
 ENGINE_READER_FEATURES = frozenset(
@@ -81,6 +81,9 @@ _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 <
 # some files several times once any path holds a glob character; recursiveFileLookup
 # (a no-op for file paths) avoids that, and Hive partition inference on "p=v" directories.
 _NO_GLOB = {"__globPaths__": "false", "recursiveFileLookup": "true"}
+# On an object store, scans of up to this many files list the table's folder instead of
+# naming each file (see _scan_listed); the files are then picked by an IN list of names.
+_LISTED_SCAN_MAX_FILES = 1000
 
 
 def _col(name: str) -> Column:
@@ -209,9 +212,51 @@ def _file_keys(root: str, files: pa.Table) -> pa.Array:
 
 def _scan(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField]) -> DataFrame:
     """Spark's native Parquet scan of exactly ``files``, with the Hadoop options the table was opened with."""
-    paths = [hadoop_path(absolute_path(snapshot.table_root, p)) for p in files.column("path").to_pylist()]
-    reader = spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options)
-    return reader.schema(StructType(read_fields)).parquet(*paths)
+    locations = [absolute_path(snapshot.table_root, p) for p in files.column("path").to_pylist()]
+    reader = spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options).schema(StructType(read_fields))
+    if _listable(snapshot.table_root, locations):
+        return _scan_listed(reader, snapshot, locations)
+    return reader.parquet(*[hadoop_path(location) for location in locations])
+
+
+def _listable(root: str, locations: list[str]) -> bool:
+    """Whether a listing of ``root`` finds all ``locations``: an object-store table, a
+    moderate number of files, all under the root and none where Spark's listing skips
+    (names starting ``.``, or ``_`` unless a partition folder: ``_change_data/``). Names
+    with quotes or backslashes keep the per-file read rather than depend on how the
+    session parses string literals."""
+    if not is_object_store(root) or len(locations) > _LISTED_SCAN_MAX_FILES:
+        return False
+    prefix = root + "/"
+    for location in locations:
+        if not location.startswith(prefix) or "'" in location or "\\" in location:
+            return False
+        *folders, name = location[len(prefix) :].split("/")
+        if name.startswith(("_", ".")) or any(f.startswith(".") or (f.startswith("_") and "=" not in f) for f in folders):
+            return False
+    return True
+
+
+def _scan_listed(reader: DataFrameReader, snapshot: Snapshot, locations: list[str]) -> DataFrame:
+    """The files at ``locations``, found by listing the table's folder.
+
+    Given each file's path, Spark's file index asks an object store about every one
+    (two HEADs and a LIST a file, one after another below 32 files); a listing returns a
+    thousand names a request. Spark prunes the listed files by the ``_metadata.file_path``
+    filter before reading, so no other file (older versions, deletion vectors) is opened.
+    A file the log names that the listing lacks is an error, as a per-file read makes it.
+    """
+    keys = [spark_file_uri(location) for location in locations]
+    scanned = reader.parquet(hadoop_path(snapshot.table_root))
+    listed = set(scanned.inputFiles())
+    missing = [location for location, key in zip(locations, keys, strict=True) if key not in listed]
+    if missing:
+        raise FileNotFoundError(
+            f"{snapshot.table_root} version {snapshot.version}: {len(missing)} data file(s) the log names are not in "
+            f"storage, e.g. {missing[0]} (deleted outside the log, or by a VACUUM with too short a retention?)"
+        )
+    names = ", ".join(f"'{key}'" for key in keys)  # _listable left out quotes and backslashes
+    return scanned.where(F.expr(f"_metadata.file_path IN ({names})"))
 
 
 def _scan_without_deleted_rows(
