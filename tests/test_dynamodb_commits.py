@@ -64,6 +64,21 @@ def items(server: MotoServer, table_name: str) -> dict[str, dict]:
     return {i["fileName"]["S"]: {k: next(iter(v.values())) for k, v in i.items()} for i in scanned}
 
 
+def claimed_by_another_writer(
+    server: MotoServer, table_name: str, bucket: str, file_name: str, temp: str, complete: bool
+) -> None:
+    """The item another (delta-spark) writer puts for ``file_name`` of table ``t`` in ``bucket``."""
+    dynamodb(server).put_item(
+        TableName=table_name,
+        Item={
+            "tablePath": {"S": f"s3a://{bucket}/t"},
+            "fileName": {"S": file_name},
+            "tempPath": {"S": temp},
+            "complete": {"S": str(complete).lower()},
+        },
+    )
+
+
 def metadata() -> list:
     """A new table's first actions (``add`` files go in partition ``p=a``)."""
     return [Protocol(1, 2), Metadata(str(uuid.uuid4()), SCHEMA_STRING, ("p",), {}, created_time=now_ms())]
@@ -102,15 +117,8 @@ def test_a_claimed_version_is_a_lost_race_and_nothing_is_written(moto_s3: MotoSe
     bucket, table_name = moto_s3.new_bucket("ddb-race"), f"commits_{time.time_ns()}"
     table = Table(f"s3://{bucket}/t", storage_options=coordinated(moto_s3, no_conditional_writes, table_name))
     table.transaction().commit(metadata(), "CREATE TABLE")
-    dynamodb(moto_s3).put_item(  # another writer claimed version 1 and its copy is already in place
-        TableName=table_name,
-        Item={
-            "tablePath": {"S": f"s3a://{bucket}/t"},
-            "fileName": {"S": "00000000000000000001.json"},
-            "tempPath": {"S": ".tmp/00000000000000000001.json.other"},
-            "complete": {"S": "true"},
-        },
-    )
+    # another writer claimed version 1 (its copy into place is not visible yet)
+    claimed_by_another_writer(moto_s3, table_name, bucket, "00000000000000000001.json", ".tmp/00000000000000000001.json.o", True)
     path = f"s3://{bucket}/t/_delta_log/00000000000000000001.json"
     with pytest.raises(FileExistsError):
         table.storage.put_if_absent(path, b'{"commitInfo":{}}\n')
@@ -133,15 +141,7 @@ def test_a_writer_that_died_after_claiming_is_completed_by_the_next_reader_and_w
             {"add": {"path": path, "partitionValues": {"p": "a"}, "size": 1, "modificationTime": 1, "dataChange": True}}
         )
         moto_s3.client().put_object(Bucket=bucket, Key=f"t/_delta_log/{temp}", Body=body.encode() + b"\n")
-        dynamodb(moto_s3).put_item(
-            TableName=table_name,
-            Item={
-                "tablePath": {"S": f"s3a://{bucket}/t"},
-                "fileName": {"S": name},
-                "tempPath": {"S": temp},
-                "complete": {"S": "false"},
-            },
-        )
+        claimed_by_another_writer(moto_s3, table_name, bucket, name, temp, complete=False)
 
     die_after_claiming(1, "dead.parquet")
     assert Table(f"s3://{bucket}/t", storage_options=options).snapshot().file_paths() == ["dead.parquet"]  # a reader
@@ -223,15 +223,7 @@ def test_the_loser_of_a_race_puts_a_dead_winner_in_place(moto_s3: MotoServer, no
     table.transaction().commit(metadata(), "CREATE TABLE")
     winner = b'{"commitInfo":{"operation":"WRITE"}}\n'
     moto_s3.client().put_object(Bucket=bucket, Key="t/_delta_log/.tmp/00000000000000000001.json.w", Body=winner)
-    dynamodb(moto_s3).put_item(
-        TableName=table_name,
-        Item={
-            "tablePath": {"S": f"s3a://{bucket}/t"},
-            "fileName": {"S": "00000000000000000001.json"},
-            "tempPath": {"S": ".tmp/00000000000000000001.json.w"},
-            "complete": {"S": "false"},
-        },
-    )
+    claimed_by_another_writer(moto_s3, table_name, bucket, "00000000000000000001.json", ".tmp/00000000000000000001.json.w", False)
     path = f"s3://{bucket}/t/_delta_log/00000000000000000001.json"
     with pytest.raises(FileExistsError):
         table.storage.put_if_absent(path, b'{"commitInfo":{"operation":"LOSER"}}\n')
