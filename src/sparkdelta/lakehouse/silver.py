@@ -124,8 +124,7 @@ def refine(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on
     if merged < last:
         # Quarantine holds every bad line of these batches by now; the rest are valid.
         valid = lines.where(batch > merged).count() - _lines(spark, warehouse.quarantine, merged, last).count()
-        # Workaround: sparkdelta's MERGE of an empty source into a partitioned table fails
-        # (its row-count Observation comes back empty); there is nothing to merge anyway.
+        # No valid line: no MERGE, whose commit would change nothing (only the marker follows).
         if valid:
             _merge(spark, rows.where(F.col(REASON).isNull() & (batch > merged)), warehouse, result)
             on_commit("silver:merge")
