@@ -151,17 +151,14 @@ def moto_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer]:
     server.stop()
 
 
-class CuttableProxy:
-    """A TCP relay to ``upstream`` that can be cut (every connection dropped, new ones
-    closed at once) and restored: an outage of the store, whose state survives it."""
+class _Relay:
+    """A TCP listener on 127.0.0.1 relaying each connection to ``upstream_port``; subclasses
+    set their state, then call this ``__init__``, which starts accepting."""
 
     def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        self.cut_event = threading.Event()
-        self.connections: list[socket.socket] = []
-        self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -174,14 +171,37 @@ class CuttableProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            if self.cut_event.is_set():
-                client.close()
-                continue
-            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-            with self.lock:
-                self.connections += [client, upstream]
-            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
+            self._relay(client)
+
+    def _relay(self, client: socket.socket) -> None:
+        raise NotImplementedError
+
+    def _upstream(self) -> socket.socket:
+        return socket.create_connection(("127.0.0.1", self.upstream_port))
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+class CuttableProxy(_Relay):
+    """A TCP relay to ``upstream`` that can be cut (every connection dropped, new ones
+    closed at once) and restored: an outage of the store, whose state survives it."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.cut_event = threading.Event()
+        self.connections: list[socket.socket] = []
+        self.lock = threading.Lock()
+        super().__init__(upstream_port)
+
+    def _relay(self, client: socket.socket) -> None:
+        if self.cut_event.is_set():
+            client.close()
+            return
+        upstream = self._upstream()
+        with self.lock:
+            self.connections += [client, upstream]
+        threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+        threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
 
     @staticmethod
     def _pump(source: socket.socket, target: socket.socket) -> None:
@@ -206,7 +226,7 @@ class CuttableProxy:
 
     def close(self) -> None:
         self.cut()
-        self.listener.close()
+        super().close()
 
 
 @dataclass(frozen=True)
@@ -218,7 +238,7 @@ class HttpRequest:
     headers: dict[str, str]
 
 
-class RecordingProxy:
+class RecordingProxy(_Relay):
     """An HTTP/1.1 relay to ``upstream`` that parses each request (headers, then a
     ``Content-Length`` or chunked body), records it, and can drop named request headers.
 
@@ -234,18 +254,11 @@ class RecordingProxy:
         drop_headers: Iterable[str] = (),
         answer: Callable[[HttpRequest], bytes | None] | None = None,
     ) -> None:
-        self.upstream_port = upstream_port
         self.drop_headers = frozenset(h.lower() for h in drop_headers)
         self.answer = answer
         self.requests: list[HttpRequest] = []
         self.lock = threading.Lock()
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(upstream_port)
 
     def take(self) -> list[HttpRequest]:
         """The requests recorded since the last ``take``."""
@@ -253,15 +266,10 @@ class RecordingProxy:
             taken, self.requests = self.requests, []
         return taken
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-            threading.Thread(target=self._requests, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=CuttableProxy._pump, args=(upstream, client), daemon=True).start()
+    def _relay(self, client: socket.socket) -> None:
+        upstream = self._upstream()
+        threading.Thread(target=self._requests, args=(client, upstream), daemon=True).start()
+        threading.Thread(target=CuttableProxy._pump, args=(upstream, client), daemon=True).start()
 
     def _requests(self, client: socket.socket, upstream: socket.socket) -> None:
         reader = client.makefile("rb")
@@ -307,9 +315,6 @@ class RecordingProxy:
                     return raw + b"\r\n"
                 raw += reader.read(size + 2)
         return reader.read(int(headers.get("content-length", "0") or 0))
-
-    def close(self) -> None:
-        self.listener.close()
 
 
 # --------------------------------------------------------------------------- Azurite
