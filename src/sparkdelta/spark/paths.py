@@ -97,6 +97,12 @@ def hadoop_path(location: str) -> str:
     return f"file://{location}"
 
 
+def spark_lists(folder: str) -> bool:
+    """Whether Spark's file listing descends into a folder of this name: not hidden
+    (``.``, or ``_`` unless a partition folder such as ``_p=1``)."""
+    return not folder.startswith(".") and (not folder.startswith("_") or "=" in folder)
+
+
 def qualified(location: str) -> str:
     """A location as delta-spark reports it (``DESCRIBE DETAIL``, OPTIMIZE and VACUUM results):
     ``file:/path`` locally, the Hadoop URL (``s3a://...``) on an object store."""

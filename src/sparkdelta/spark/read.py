@@ -34,7 +34,7 @@ from ..kernel import Snapshot
 from ..kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_vector
 from ..kernel.partitions import typed_partition_values
 from ..kernel.storage import Storage
-from .paths import absolute_path, hadoop_path, is_object_store, spark_file_uri
+from .paths import absolute_path, hadoop_path, is_object_store, spark_file_uri, spark_lists
 
 # Reader features this engine implements on top of the kernel's log replay.
 ENGINE_READER_FEATURES = frozenset(
@@ -232,7 +232,7 @@ def _listable(root: str, locations: list[str]) -> bool:
         if not location.startswith(prefix) or "'" in location or "\\" in location:
             return False
         *folders, name = location[len(prefix) :].split("/")
-        if name.startswith(("_", ".")) or any(f.startswith(".") or (f.startswith("_") and "=" not in f) for f in folders):
+        if name.startswith(("_", ".")) or not all(spark_lists(f) for f in folders):
             return False
     return True
 

@@ -58,7 +58,7 @@ from .column_mapping import physical_name, to_physical
 from .constraints import Constraint, enforce, table_constraints, violation
 from .generated import generated_checks
 from .overwrite import files_in_partitions, files_to_replace
-from .paths import absolute_path, hadoop_path, log_path
+from .paths import absolute_path, hadoop_path, log_path, spark_lists
 from .stats import file_stats
 from .storage import open_table
 from .time_zones import zone
@@ -189,7 +189,7 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
             writer = writer.partitionBy(*layout.partition_columns)
         writer.parquet(hadoop_path(staging))
         written = sorted(
-            (f for f in storage.list_tree(staging, _data_folder) if _data_file(f.name)),
+            (f for f in storage.list_tree(staging, spark_lists) if _data_file(f.name)),
             key=lambda f: f.path,
         )
 
@@ -221,12 +221,6 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
     finally:
         _remove_staging(storage, staging)
     return adds
-
-
-def _data_folder(name: str) -> bool:
-    """Partition folders (``p=1``, ``_p=1`` too), as Spark's file index sees them; not
-    ``_temporary`` or hidden folders."""
-    return not name.startswith(".") and (not name.startswith("_") or "=" in name)
 
 
 def _data_file(name: str) -> bool:
