@@ -62,6 +62,29 @@ def test_history_lists_commit_info_newest_first(tmp_path: Path) -> None:
     assert len(json.loads(run("history", str(path), "--limit", "1", "--json").stdout)) == 1
 
 
+def test_files_history_describe_import_neither_pyspark_nor_pandas(tmp_path: Path) -> None:
+    """The installed ``sparkdelta`` command, loaded as its console script loads it, reads a
+    table without importing either: they would cost more start-up than reading the log."""
+    path = delta_rs_table(tmp_path / "t")
+    probe = (
+        "import sys\n"
+        "from importlib.metadata import entry_points\n"
+        "(script,) = entry_points(group='console_scripts', name='sparkdelta')\n"
+        "sys.argv = ['sparkdelta', *sys.argv[1:]]\n"
+        "try:\n"
+        "    script.load()()\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "print(sorted(m for m in sys.modules if m.partition('.')[0] in ('pyspark', 'pandas')), file=sys.stderr)\n"
+    )
+    for command in ("files", "history", "describe"):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, command, str(path)], capture_output=True, text=True, timeout=120, env=os.environ
+        )
+        assert done.returncode == 0 and done.stdout.strip(), done.stderr
+        assert done.stderr.strip().splitlines()[-1] == "[]", f"sparkdelta {command} imported {done.stderr.strip()}"
+
+
 def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     gap = conformance_root() / "tables" / "versions-not-contiguous"
     for args, words in (

@@ -71,12 +71,17 @@ def normalize_relative(decoded: str) -> str:
     return ("/" if decoded.startswith("/") else "") + "/".join(segments)
 
 
+_SCAN_CHUNK = 1 << 18
+
+
 def _may_contain(paths: pa.Array, needles: tuple[bytes, ...]) -> bool:
     """Whether a value of ``paths`` may hold one of ``needles`` (a match across two adjacent
     values is a false positive, so callers check the candidates precisely).
 
     Vectorised over the values' bytes in place, far cheaper than a per-string
-    ``match_substring``; ``needles`` are one or two bytes long.
+    ``match_substring``; ``needles`` are one or two bytes long. The bytes are scanned in
+    chunks (overlapping by one byte), so the comparisons' masks stay small: whole-column
+    masks of 100,000 paths would take 9 MB each.
     """
     _, offset_buffer, data = paths.buffers()
     if data is None or len(paths) == 0:
@@ -84,12 +89,14 @@ def _may_contain(paths: pa.Array, needles: tuple[bytes, ...]) -> bool:
     width = np.int64 if pa.types.is_large_string(paths.type) else np.int32
     offsets = np.frombuffer(offset_buffer, width)[paths.offset : paths.offset + len(paths) + 1]
     raw = np.frombuffer(data, np.uint8)[int(offsets[0]) : int(offsets[-1])]  # no copy
-    for needle in needles:
-        first = raw == needle[0]
-        if len(needle) == 1 and first.any():
-            return True
-        if len(needle) == 2 and (first[:-1] & (raw[1:] == needle[1])).any():
-            return True
+    for start in range(0, len(raw), _SCAN_CHUNK):
+        chunk = raw[start : start + _SCAN_CHUNK + 1]
+        for needle in needles:
+            first = chunk == needle[0]
+            if len(needle) == 1 and first.any():
+                return True
+            if len(needle) == 2 and (first[:-1] & (chunk[1:] == needle[1])).any():
+                return True
     return False
 
 

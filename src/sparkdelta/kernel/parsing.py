@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -43,6 +43,10 @@ class FileActions:
     cdcs: pa.StructArray
 
 
+FileActionsLoader = Callable[[Sequence[str] | None], FileActions]
+"""Decodes a log file's file actions: all fields of the adds (None), or at least the ones named."""
+
+
 @dataclass
 class ActionBatch:
     """The actions of one log file (a commit, a compaction or a checkpoint part).
@@ -53,7 +57,7 @@ class ActionBatch:
 
     version: int
     is_checkpoint: bool
-    load_file_actions: Callable[[], FileActions] = field(repr=False)
+    load_file_actions: FileActionsLoader = field(repr=False)
     protocol: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     txns: list[dict[str, Any]] = field(default_factory=list)
@@ -64,7 +68,18 @@ class ActionBatch:
 
     @cached_property
     def file_actions(self) -> FileActions:
-        return self.load_file_actions()
+        return self.load_file_actions(None)
+
+    def file_actions_with(self, add_fields: Sequence[str]) -> FileActions:
+        """File actions whose adds hold at least ``add_fields`` of the ``add`` layout.
+
+        A Parquet checkpoint not decoded yet decodes only those fields of its adds, and
+        keeps nothing: listing or sizing files then never decodes their stats, most of a
+        checkpoint. Otherwise these are ``file_actions``.
+        """
+        if "file_actions" in self.__dict__:
+            return self.file_actions
+        return self.load_file_actions(add_fields)
 
     @property
     def adds(self) -> pa.StructArray:
@@ -134,22 +149,32 @@ def _struct_to_map(values: pa.Array, drop_nulls: bool) -> pa.MapArray:
     return pa.MapArray.from_arrays(pa.array(offsets), keys, items)
 
 
+_DECODED_OBJECTS = 1_000
+"""Up to this many distinct objects, ``_object_keys`` decodes them with ``json``."""
+
+
 def _object_keys(wrapped: pa.Array, objects: pa.Array) -> list[str]:
     """Every key used in the flat objects, in first-seen order.
 
-    Arrow's inference names the keys (the types it guesses are discarded); if its guesses
-    clash, the distinct object texts are decoded instead.
+    The distinct object texts are decoded when they are few, as in a commit, whose files
+    share a few partitions and mostly have no tags: cheaper than an Arrow JSON read. Many
+    are named by Arrow's inference (the types it guesses are discarded), unless its guesses
+    clash.
     """
-    try:
-        inferred = _read_json_lines(wrapped, pa.schema([]), "infer")
-    except pa.ArrowInvalid:
-        keys: dict[str, None] = {}
-        for text in pc.unique(objects).to_pylist():
-            keys.update(dict.fromkeys(json.loads(text)))
-        return list(keys)
-    if "v" not in inferred.column_names or not isinstance(inferred.schema.field("v").type, pa.StructType):
-        return []
-    return [f.name for f in inferred.schema.field("v").type]
+    distinct = pc.unique(objects)
+    if len(distinct) > _DECODED_OBJECTS:
+        try:
+            inferred = _read_json_lines(wrapped, pa.schema([]), "infer")
+        except pa.ArrowInvalid:
+            pass
+        else:
+            if "v" not in inferred.column_names or not isinstance(inferred.schema.field("v").type, pa.StructType):
+                return []
+            return [f.name for f in inferred.schema.field("v").type]
+    keys: dict[str, None] = {}
+    for text in distinct.to_pylist():
+        keys.update(dict.fromkeys(json.loads(text)))
+    return list(keys)
 
 
 def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
@@ -246,7 +271,8 @@ def parse_json_actions(data: bytes, version: int, is_checkpoint: bool = False) -
         bad = pc.filter(lines, kind.is_null())[0].as_py()
         raise InvalidLogError(f"version {version}: not an action line: {bad[:200]!r}")
 
-    def load() -> FileActions:
+    def load(add_fields: Sequence[str] | None) -> FileActions:
+        # JSON has no columns to skip: every field is decoded (as ``file_actions_with`` allows).
         return FileActions(*(_file_actions(lines.filter(pc.equal(kind, name)), name) for name in ("add", "remove", "cdc")))
 
     batch = ActionBatch(version, is_checkpoint, load)
@@ -275,14 +301,42 @@ def _apply_non_file_action(batch: ActionBatch, name: str, value: dict[str, Any])
 
 
 _NON_FILE_COLUMNS = ("protocol", "metaData", "txn", "domainMetadata", "sidecar", "checkpointMetadata")
+_NON_FILE_BATCH_ROWS = 16_384
+"""Rows decoded at a time for the non-file actions: a checkpoint of 100,000 files holds one
+protocol and one metaData, and decoding their columns whole would take 30 MB of nulls."""
+
+
+def _columns_with_values(parquet: pq.ParquetFile) -> set[str]:
+    """The top-level columns not null in every row by the footer's statistics (a checkpoint's
+    ``remove`` or ``txn`` column often is): the others hold no action, nothing to decode."""
+    columns = set()
+    metadata = parquet.metadata
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        for j in range(group.num_columns):
+            chunk = group.column(j)
+            stats = chunk.statistics
+            if stats is None or not stats.has_null_count or stats.null_count != chunk.num_values:
+                columns.add(chunk.path_in_schema.partition(".")[0])
+    return columns
 
 
 def parse_parquet_actions(source: Any, version: int, file_actions_only: bool = False) -> ActionBatch:
     """Decode a Parquet checkpoint part or sidecar (path or file-like)."""
     parquet = pq.ParquetFile(source)
-    available = set(parquet.schema_arrow.names)
+    available = _columns_with_values(parquet)
 
-    def load() -> FileActions:
+    def load(add_fields: Sequence[str] | None) -> FileActions:
+        stored = {f.name for f in parquet.schema_arrow.field("add").type} if "add" in available else set()
+        columns = [f"add.{name}" for name in add_fields or () if name in stored]
+        if add_fields is not None and "stats" not in add_fields and columns:
+            # Only those fields' columns are read (stats, the bulk of a checkpoint, never are);
+            # the ones the checkpoint lacks come out null, as ``conform`` makes them in a full read.
+            # So few columns gain less from Arrow's threads than starting them costs.
+            removes = ["remove"] if "remove" in available else []
+            table = parquet.read(columns=[*columns, *removes], use_threads=False)
+            layout = pa.struct([A.ADD.field(name) for name in add_fields])
+            return FileActions(_file_column(table, "add", layout), _file_column(table, "remove", A.REMOVE), empty(A.CDC))
         table = parquet.read(columns=[c for c in ("add", "remove") if c in available])
         adds = _file_column(table, "add", A.ADD)
         if "add" in table.column_names and "stats_parsed" in [f.name for f in table.schema.field("add").type]:
@@ -290,21 +344,32 @@ def parse_parquet_actions(source: Any, version: int, file_actions_only: bool = F
         return FileActions(adds, _file_column(table, "remove", A.REMOVE), empty(A.CDC))
 
     batch = ActionBatch(version, True, load)
-    if file_actions_only:
+    columns = [c for c in _NON_FILE_COLUMNS if c in available]
+    if file_actions_only or not columns:
         return batch
-    table = parquet.read(columns=[c for c in _NON_FILE_COLUMNS if c in available])
-    for name in table.column_names:
-        column = table.column(name)
-        for value in column.filter(column.is_valid()).to_pylist():
-            _apply_non_file_action(batch, name, _maps_to_dicts(value))
+    for rows in parquet.iter_batches(batch_size=_NON_FILE_BATCH_ROWS, columns=columns, use_threads=False):
+        for name, column in zip(rows.schema.names, rows.columns, strict=True):
+            for value in column.filter(column.is_valid()).to_pylist():
+                _apply_non_file_action(batch, name, _maps_to_dicts(value))
     return batch
 
 
 def _file_column(table: pa.Table, name: str, target: pa.StructType) -> pa.StructArray:
+    """The non-null rows of a checkpoint's ``add`` or ``remove`` column, as ``target``.
+
+    Checkpoints usually hold the other actions before or after the files, so the rows
+    wanted are one run, taken as a slice: filtering would copy every file action.
+    """
     if name not in table.column_names:
         return empty(target)
     column = table.column(name).combine_chunks()
-    return conform(column.filter(column.is_valid()), target)
+    if column.null_count:
+        rows = np.flatnonzero(column.is_valid().to_numpy(zero_copy_only=False))
+        if len(rows) and rows[-1] - rows[0] + 1 == len(rows):
+            column = column.slice(rows[0], len(rows))
+        else:
+            column = column.filter(column.is_valid())
+    return conform(column, target)
 
 
 def _stats_value(value: Any) -> Any:

@@ -6,7 +6,7 @@ import io
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, partial
 from typing import Any, TypeVar
@@ -18,7 +18,7 @@ from .actions import DomainMetadata, Metadata, Protocol, SetTransaction
 from .errors import InvalidLogError, VersionNotFoundError
 from .log_files import LOG_DIR, SIDECAR_DIR, LogFile, commit_name
 from .log_segment import LogSegment, build_log_segment
-from .parsing import ActionBatch, FileActions, check_file_actions, parse_json_actions, parse_parquet_actions
+from .parsing import ActionBatch, FileActions, FileActionsLoader, check_file_actions, parse_json_actions, parse_parquet_actions
 from .protocol import KERNEL_READER_FEATURES, check_protocol_valid, require_readable
 from .replay import FileState, reconcile
 from .schema import StructType
@@ -55,12 +55,12 @@ class _DamagedCheckpoint(Exception):
         self.cause = cause
 
 
-def _checked(load: Callable[[], FileActions], part: LogFile, path: str) -> Callable[[], FileActions]:
+def _checked(load: FileActionsLoader, part: LogFile, path: str) -> FileActionsLoader:
     """``load`` whose failures, when the adds are first decoded, name the damaged checkpoint file."""
 
-    def checked() -> FileActions:
+    def checked(add_fields: Sequence[str] | None) -> FileActions:
         try:
-            actions = load()
+            actions = load(add_fields)
             check_file_actions(actions)
         except _DECODING_ERRORS as exc:
             if _is_read_failure(exc):
@@ -313,17 +313,20 @@ class Snapshot:
     def configuration(self) -> dict[str, str]:
         return self.metadata.configuration
 
-    @cached_property
-    def _file_state(self) -> FileState:
-        """Reconciled files. A checkpoint's adds are decoded only now, so damage found here
-        also replays past the checkpoint (``segment`` then names the log files used)."""
-        batches = self._batches
+    def _reconcile(self, add_fields: Sequence[str] | None) -> FileState:
+        """``reconcile`` of this snapshot's log. A checkpoint's adds are decoded only now, so
+        damage found here also replays past the checkpoint (``segment`` then names the log
+        files used)."""
         while True:
             try:
-                state = reconcile(batches, self.table_root)
-                break
+                return reconcile(self._batches, self.table_root, add_fields)
             except _DamagedCheckpoint as damaged:
-                self.segment, batches = _readable_batches(self.storage, _segment_past(self.storage, self.segment, damaged))
+                self.segment, self._batches = _readable_batches(self.storage, _segment_past(self.storage, self.segment, damaged))
+
+    @cached_property
+    def _file_state(self) -> FileState:
+        """Reconciled files, every field; the log's batches are let go."""
+        state = self._reconcile(None)
         self._batches = []
         return state
 
@@ -331,6 +334,14 @@ class Snapshot:
     def files(self) -> pa.Table:
         """Active files: one row per ``add``, columns as in the checkpoint's add struct."""
         return self._file_state.active
+
+    def active_files(self, columns: Sequence[str]) -> pa.Table:
+        """``files.select(columns)``, without decoding the other columns of a checkpoint's adds
+        when ``files`` is not computed yet (nothing is kept): counting, sizing or listing
+        100,000 files then never decodes their stats, most of the checkpoint's bytes."""
+        if "_file_state" in self.__dict__:
+            return self.files.select(list(columns))
+        return self._reconcile(columns).active.select(list(columns))
 
     @property
     def tombstones(self) -> pa.Table:

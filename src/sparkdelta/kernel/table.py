@@ -7,14 +7,17 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from .conflicts import IsolationLevel
 from .errors import TableNotFoundError, VersionNotFoundError
 from .log_files import LOG_DIR, LogFileKind, commit_name
 from .log_segment import list_log
 from .snapshot import Snapshot
 from .storage import Storage, resolve_table_root
-from .transaction import Transaction
+
+if TYPE_CHECKING:
+    from .conflicts import IsolationLevel
+    from .transaction import Transaction
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,10 @@ class Table:
         The isolation level defaults to the table's ``delta.isolationLevel``, else
         WriteSerializable, as in delta-spark.
         """
+        # Imported here: a program that only reads (the CLI's files, history, describe) never loads the writer.
+        from .conflicts import IsolationLevel
+        from .transaction import Transaction
+
         if read_snapshot is None:
             try:
                 read_snapshot = self.snapshot()
