@@ -149,32 +149,58 @@ def _struct_to_map(values: pa.Array, drop_nulls: bool) -> pa.MapArray:
     return pa.MapArray.from_arrays(pa.array(offsets), keys, items)
 
 
-_DECODED_OBJECTS = 1_000
-"""Up to this many distinct objects, ``_object_keys`` decodes them with ``json``."""
-
-
 def _object_keys(wrapped: pa.Array, objects: pa.Array) -> list[str]:
     """Every key used in the flat objects, in first-seen order.
 
-    The distinct object texts are decoded when they are few, as in a commit, whose files
-    share a few partitions and mostly have no tags: cheaper than an Arrow JSON read. Many
-    are named by Arrow's inference (the types it guesses are discarded), unless its guesses
-    clash.
+    Arrow's inference names the keys (the types it guesses are discarded); if its guesses
+    clash, the distinct object texts are decoded instead.
+    """
+    try:
+        inferred = _read_json_lines(wrapped, pa.schema([]), "infer")
+    except pa.ArrowInvalid:
+        keys: dict[str, None] = {}
+        for text in pc.unique(objects).to_pylist():
+            keys.update(dict.fromkeys(json.loads(text)))
+        return list(keys)
+    if "v" not in inferred.column_names or not isinstance(inferred.schema.field("v").type, pa.StructType):
+        return []
+    return [f.name for f in inferred.schema.field("v").type]
+
+
+_FEW_OBJECTS = 1_000
+"""Up to this many distinct ``partitionValues`` or ``tags`` objects, ``json`` decodes them."""
+
+
+def _string_pairs(text: str) -> list[tuple[str, str | None]] | None:
+    """A flat object's (key, value) pairs; None unless every value is a string or null and
+    no key repeats (Arrow's typed read reports those)."""
+    try:
+        pairs = json.loads(text, object_pairs_hook=list)
+    except ValueError:
+        return None
+    if len({k for k, _ in pairs}) < len(pairs) or any(v is not None and not isinstance(v, str) for _, v in pairs):
+        return None
+    return pairs
+
+
+def _maps_of_few(objects: pa.Array, drop_nulls: bool) -> pa.MapArray | None:
+    """``objects`` as maps built from their few distinct texts, as ``_struct_to_map`` builds
+    them (every key seen, in first-seen order; null values dropped if ``drop_nulls``).
+
+    A commit's files share a few partitions and mostly have no tags: decoding those few
+    texts costs less than an Arrow JSON read. None when they are many, or when one is not
+    an object of strings: Arrow's typed read decodes those (and reports what it refuses).
     """
     distinct = pc.unique(objects)
-    if len(distinct) > _DECODED_OBJECTS:
-        try:
-            inferred = _read_json_lines(wrapped, pa.schema([]), "infer")
-        except pa.ArrowInvalid:
-            pass
-        else:
-            if "v" not in inferred.column_names or not isinstance(inferred.schema.field("v").type, pa.StructType):
-                return []
-            return [f.name for f in inferred.schema.field("v").type]
-    keys: dict[str, None] = {}
-    for text in distinct.to_pylist():
-        keys.update(dict.fromkeys(json.loads(text)))
-    return list(keys)
+    if len(distinct) > _FEW_OBJECTS:
+        return None
+    decoded = [_string_pairs(text) for text in distinct.to_pylist()]
+    if any(pairs is None for pairs in decoded):
+        return None
+    values = [dict(pairs or ()) for pairs in decoded]
+    keys = list(dict.fromkeys(k for v in values for k in v))
+    entries = [[(k, v.get(k)) for k in keys if not (drop_nulls and v.get(k) is None)] for v in values]
+    return pa.array(entries, A.STRING_MAP).take(pc.index_in(objects, value_set=distinct))
 
 
 def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
@@ -187,15 +213,17 @@ def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
     for name in _MAP_FIELDS:
         found = pc.extract_regex(lines, rf'"{name}"\s*:\s*(?P<obj>{_FLAT_OBJECT})')
         objects = pc.fill_null(pc.struct_field(found, [0]), "{}")
-        wrapped = pc.binary_join_element_wise('{"v":', objects, "}", "")
-        keys = _object_keys(wrapped, objects)
-        if keys:
-            # Declaring every value a string stops Arrow turning '2024-01-02' into a timestamp.
-            schema = pa.schema([("v", pa.struct([(k, pa.string()) for k in keys]))])
-            column = _read_json_lines(wrapped, schema, "ignore").column("v").combine_chunks()
-        else:
-            column = pa.array([{}] * len(lines), pa.struct([]))
-        maps = _struct_to_map(column, drop_nulls=(name == "tags"))
+        maps = _maps_of_few(objects, drop_nulls=(name == "tags"))
+        if maps is None:
+            wrapped = pc.binary_join_element_wise('{"v":', objects, "}", "")
+            keys = _object_keys(wrapped, objects)
+            if keys:
+                # Declaring every value a string stops Arrow turning '2024-01-02' into a timestamp.
+                schema = pa.schema([("v", pa.struct([(k, pa.string()) for k in keys]))])
+                column = _read_json_lines(wrapped, schema, "ignore").column("v").combine_chunks()
+            else:
+                column = pa.array([{}] * len(lines), pa.struct([]))
+            maps = _struct_to_map(column, drop_nulls=(name == "tags"))
         if name == "partitionValues" and kind == "add" and found.null_count:
             maps = pa.MapArray.from_arrays(maps.offsets, maps.keys, maps.items, mask=found.is_null())
         result[name] = maps

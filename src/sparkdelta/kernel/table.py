@@ -139,13 +139,20 @@ class Table:
         return int(info.get("inCommitTimestamp", info.get("timestamp", 0)))
 
     def read_commit_info(self, version: int) -> dict:
-        """The commitInfo action of one commit ({} when it has none)."""
+        """The commitInfo action of one commit ({} when it has none).
+
+        Only the lines naming commitInfo are cut out and decoded: ``history`` reads every
+        commit, and splitting each into lines would copy all their file actions.
+        """
         data = self.storage.read(f"{self.log_dir}/{commit_name(version)}")
-        for line in data.splitlines():
-            if b'"commitInfo"' in line:
-                action = json.loads(line)
-                if "commitInfo" in action:
-                    return action["commitInfo"]
+        at = data.find(b'"commitInfo"')
+        while at != -1:
+            start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+            end = len(data) if end == -1 else end
+            action = json.loads(data[start:end])
+            if "commitInfo" in action:
+                return action["commitInfo"]
+            at = data.find(b'"commitInfo"', end)
         return {}
 
     def version_at_timestamp(self, timestamp: datetime | str | int) -> int:
