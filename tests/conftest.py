@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from deltaspark import DeltaSpark
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -63,6 +64,15 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pyspark.sql.Spar
     session.conf.set("spark.sql.shuffle.partitions", "4")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def deltaspark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DeltaSpark]:
+    """delta-spark, the reference implementation, in its own venv and process
+    (``tests/deltaspark.py``): the oracle of the two-way conformance tests."""
+    oracle = DeltaSpark(tmp_path_factory.mktemp("delta-spark"))
+    yield oracle
+    oracle.close()
 
 
 # Object-store endpoints on loopback (moto's S3 server, Azurite), for tests/test_object_stores.py.
