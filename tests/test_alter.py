@@ -11,7 +11,7 @@ import deltalake
 import pytest
 from pyspark.sql import SparkSession
 
-from sparkdelta.kernel import Table
+from sparkdelta.kernel import ConcurrentAppendException, Table
 from sparkdelta.kernel.table_properties import InvalidTablePropertyError
 from sparkdelta.spark.constraints import DeltaInvariantViolationException
 from sparkdelta.spark.write_schema import DeltaAnalysisException
@@ -61,6 +61,28 @@ def test_add_columns_and_comments(spark: SparkSession, path: str) -> None:
     assert spark.read.format("delta").load(path).schema["v"].metadata["comment"] == "the value"
     with pytest.raises(DeltaAnalysisException, match="already exists"):
         spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS (v STRING)")
+
+
+def test_add_constraint_refused_when_rows_land_after_its_check(
+    spark: SparkSession, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The constraint is checked against one snapshot: an append committed after the check
+    (here, one that violates it) must refuse the ALTER, as in delta-spark, where it read
+    the whole table and so is no blind append."""
+    from sparkdelta.spark import alter
+
+    checked_rows = alter.read_snapshot
+    bad = spark.createDataFrame([(-1, "n", (0, "q"))], "id long, v string, s struct<n: int, w: string>")
+
+    def append_while_checking(*args, **kwargs):  # noqa: ANN002, ANN003
+        rows = checked_rows(*args, **kwargs)
+        bad.write.format("delta").mode("append").save(path)
+        return rows
+
+    monkeypatch.setattr(alter, "read_snapshot", append_while_checking)
+    with pytest.raises(ConcurrentAppendException):
+        spark.sql(f"ALTER TABLE delta.`{path}` ADD CONSTRAINT positive CHECK (id > 0)")
+    assert "delta.constraints.positive" not in Table(path).snapshot().configuration
 
 
 def test_check_constraints_are_validated_then_enforced(spark: SparkSession, path: str) -> None:

@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from ..kernel import Metadata, Table, metadata_change
+from ..kernel import Metadata, Snapshot, Table, metadata_change
 from ..kernel.clustering import CLUSTERING_FEATURE, clustering_domain
 from ..kernel.column_mapping import mapping_mode
 from ..kernel.protocol import FEATURE_PROP_PREFIX, require_writable, required_protocol, writer_features
@@ -30,14 +30,21 @@ from .write_schema import DeltaAnalysisException, delta_schema_json, new_table_s
 
 
 def _commit(
-    table: Table, change: Any, operation: str, parameters: dict[str, Any], renamed_partition: tuple[str, str] | None = None
+    table: Table,
+    change: Any,
+    operation: str,
+    parameters: dict[str, Any],
+    renamed_partition: tuple[str, str] | None = None,
+    checked: Snapshot | None = None,
 ) -> None:
     """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata.
 
     ``renamed_partition`` (old name, new name) renames a partition column in the
-    metadata's partition columns too, as delta-spark does.
+    metadata's partition columns too, as delta-spark does. ``checked`` is the snapshot whose
+    rows the change was validated against: the commit then depends on all of them, so a
+    concurrent append refuses it rather than slip unchecked rows past it.
     """
-    snapshot = table.snapshot()
+    snapshot = checked or table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
     configuration, schema = change(dict(snapshot.metadata.configuration), spark_schema(snapshot))
     partition_columns = snapshot.metadata.partition_columns
@@ -52,7 +59,10 @@ def _commit(
     )
     prepared, protocol = metadata_change.prepare(wanted, snapshot.metadata, snapshot.protocol)
     actions: list[Any] = [prepared] if protocol is snapshot.protocol else [protocol, prepared]
-    table.transaction(read_snapshot=snapshot).commit(actions, operation, parameters)
+    transaction = table.transaction(read_snapshot=snapshot)
+    if checked is not None:
+        transaction.mark_read_whole_table()
+    transaction.commit(actions, operation, parameters)
 
 
 def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> None:
@@ -210,7 +220,13 @@ def add_constraint(spark: SparkSession, table: Table, name: str, expression: str
         raise DeltaAnalysisException(
             f"{table.root}: {violating} rows in version {snapshot.version} violate the new CHECK constraint ({expression})"
         )
-    _commit(table, lambda conf, schema: ({**conf, key: expression}, schema), "ADD CONSTRAINT", {"name": name, "expr": expression})
+    _commit(
+        table,
+        lambda conf, schema: ({**conf, key: expression}, schema),
+        "ADD CONSTRAINT",
+        {"name": name, "expr": expression},
+        checked=snapshot,
+    )
 
 
 def drop_constraint(table: Table, name: str, if_exists: bool) -> None:
