@@ -231,7 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in [
         *machine_info(),
         ("deltalake", deltalake.__version__),
-        ("sparkdelta", f"{byte_compile(pythonpath)} (git {git_revision()}), byte-compiled"),
+        (
+            "sparkdelta",
+            f"{byte_compile(pythonpath)} ({f'git {git_revision()}' if pythonpath is None else 'from --pythonpath'}), byte-compiled",
+        ),
         ("ours", " ".join(ours_command("COMMAND", "PATH", pythonpath)) + (f"  (PYTHONPATH={pythonpath})" if pythonpath else "")),
     ]:
         print(f"{key:>11}: {value}")
