@@ -32,7 +32,6 @@ from .. import __version__
 from . import column_mapping
 from .actions import (
     Action,
-    AddFile,
     DomainMetadata,
     Metadata,
     Protocol,
@@ -166,16 +165,10 @@ class Transaction:
         self._check_domains(actions, effective_protocol)
 
         removes = [a for a in actions if isinstance(a, RemoveFile)]
-        adds = [a for a in actions if isinstance(a, AddFile)]
-        blind_append = (
-            not removes
-            and not self.reads.whole_table
-            and not self.reads.predicates
-            and not self.reads.files
-            and metadata is None
-            and protocol is None
-            and all(a.data_change for a in adds)
-        )
+        # delta-spark's rule: only adds among the file actions, and nothing read. A metadata or
+        # protocol change does not count (CREATE TABLE is a blind append); conflict checks
+        # refuse a winner that changed either before they look at this flag.
+        blind_append = not removes and not self.reads.whole_table and not self.reads.predicates and not self.reads.files
         writes = WriteSet(
             removed_paths=frozenset(
                 canonical_paths(pa.array([r.path for r in removes], pa.string()), self.table_root).to_pylist()
