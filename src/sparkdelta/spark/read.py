@@ -46,6 +46,8 @@ ENGINE_READER_FEATURES = frozenset(
         "typeWidening",
         "typeWidening-preview",
         "v2Checkpoint",
+        "variantType",
+        "variantType-preview",
     }
 )
 

@@ -18,6 +18,7 @@ from . import alter
 from .catalog import is_delta_table_name, lookup
 from .drop_feature import drop_table_feature
 from .paths import normalize_location
+from .sql_dialect import DeltaSpark
 from .storage import open_table
 
 _CLUSTER_BY_NONE = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+CLUSTER\s+BY\s+NONE\s*;?\s*$", re.IGNORECASE)
@@ -36,7 +37,7 @@ def _location(spark: SparkSession, table: exp.Table) -> str | None:
     """The Delta table an ALTER names, or None when it is not one."""
     if table.db.lower() == "delta" and not table.catalog:
         return Table(normalize_location(table.name)).root
-    name = table.sql(dialect="spark")
+    name = table.sql(dialect=DeltaSpark)
     if not is_delta_table_name(spark, name):
         return None
     entry = lookup(spark, name)
@@ -44,7 +45,7 @@ def _location(spark: SparkSession, table: exp.Table) -> str | None:
 
 
 def _text(node: exp.Expression) -> str:
-    return node.this if isinstance(node, exp.Literal) else node.sql(dialect="spark")
+    return node.this if isinstance(node, exp.Literal) else node.sql(dialect=DeltaSpark)
 
 
 def _path(node: exp.Expression) -> list[str]:
@@ -57,7 +58,7 @@ def _path(node: exp.Expression) -> list[str]:
 
 
 def _column_def(column: exp.ColumnDef) -> tuple[list[str], StructField]:
-    data_type = _parse_datatype_string(column.args["kind"].sql(dialect="spark"))
+    data_type = _parse_datatype_string(column.args["kind"].sql(dialect=DeltaSpark))
     metadata, nullable = {}, True
     for constraint in column.args.get("constraints") or []:
         kind = constraint.args.get("kind")
@@ -77,14 +78,14 @@ def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None)
     """Run ``query`` if it alters a Delta table; whether it did."""
     unclustered = _CLUSTER_BY_NONE.match(query)
     if unclustered:
-        location = _location(spark, exp.to_table(unclustered.group("table"), dialect="spark"))
+        location = _location(spark, exp.to_table(unclustered.group("table"), dialect=DeltaSpark))
         if location is None:
             return False
         alter.cluster_by(open_table(spark, location), [])
         return True
     dropped = _DROP_FEATURE.match(query)
     if dropped:
-        location = _location(spark, exp.to_table(dropped.group("table"), dialect="spark"))
+        location = _location(spark, exp.to_table(dropped.group("table"), dialect=DeltaSpark))
         if location is None:
             return False
         feature = dropped.group("feature").strip("`'\"")
@@ -92,7 +93,7 @@ def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None)
         return True
     unset = _UNSET.match(query)
     if unset:
-        target = exp.to_table(unset.group("table"), dialect="spark")
+        target = exp.to_table(unset.group("table"), dialect=DeltaSpark)
         location = _location(spark, target)
         if location is None:
             return False
@@ -124,7 +125,7 @@ def _run_action(spark: SparkSession, table: Table, action: exp.Expression) -> No
     elif isinstance(action, exp.AddConstraint):
         for constraint in action.expressions:
             check = next(e for e in constraint.expressions if isinstance(e, exp.CheckColumnConstraint))
-            alter.add_constraint(spark, table, constraint.name, check.this.sql(dialect="spark"))
+            alter.add_constraint(spark, table, constraint.name, check.this.sql(dialect=DeltaSpark))
     elif isinstance(action, exp.Drop) and str(action.args.get("kind", "")).upper() == "CONSTRAINT":
         alter.drop_constraint(table, action.args["tables"][0].name, bool(action.args.get("exists")))
     elif isinstance(action, exp.Drop) and str(action.args.get("kind", "")).upper() in ("COLUMN", "COLUMNS"):

@@ -19,6 +19,7 @@ from .read import spark_schema
 from .sql_dialect import (
     CloneTable,
     ConvertToDelta,
+    DeltaSpark,
     DescribeDetail,
     DescribeHistory,
     Optimize,
@@ -44,7 +45,7 @@ def delta_table(spark: SparkSession, table: exp.Table) -> DeltaTable:
 def _literal(node: exp.Expression | None) -> str | None:
     if node is None:
         return None
-    return node.this if isinstance(node, exp.Literal) else node.sql(dialect="spark")
+    return node.this if isinstance(node, exp.Literal) else node.sql(dialect=DeltaSpark)
 
 
 def describe_history(spark: SparkSession, statement: DescribeHistory, original_sql: SparkSql) -> DataFrame:
@@ -99,10 +100,10 @@ def optimize(spark: SparkSession, statement: Optimize, original_sql: SparkSql) -
     builder = delta_table(spark, statement.this).optimize()
     where = statement.args.get("where")
     if where is not None:
-        builder = builder.where(where.sql(dialect="spark"))
+        builder = builder.where(where.sql(dialect=DeltaSpark))
     zorder = statement.args.get("zorder")
     if zorder:
-        return builder.executeZOrderBy(*[c.sql(dialect="spark").replace("`", "") for c in zorder])
+        return builder.executeZOrderBy(*[c.sql(dialect=DeltaSpark).replace("`", "") for c in zorder])
     return builder.executeCompaction()
 
 
@@ -111,7 +112,7 @@ def reorg(spark: SparkSession, statement: Reorg, original_sql: SparkSql) -> Data
 
     where = statement.args.get("where")
     table = delta_table(spark, statement.this)
-    return purge_deletion_vectors(spark, table._table, where.sql(dialect="spark") if where is not None else None)
+    return purge_deletion_vectors(spark, table._table, where.sql(dialect=DeltaSpark) if where is not None else None)
 
 
 def restore(spark: SparkSession, statement: Restore, original_sql: SparkSql) -> DataFrame:
@@ -130,7 +131,7 @@ def convert_to_delta(spark: SparkSession, statement: ConvertToDelta, original_sq
     if source.db.lower() != "parquet":
         raise DeltaSqlError(f"CONVERT TO DELTA takes parquet.`/path`, not {source.sql(dialect='spark')}")
     partitions = statement.args.get("partitions")
-    schema = ", ".join(c.sql(dialect="spark") for c in partitions) if partitions else None
+    schema = ", ".join(c.sql(dialect=DeltaSpark) for c in partitions) if partitions else None
     DeltaTable.convertToDelta(spark, f"parquet.`{source.name}`", schema)
     return spark.range(0).select()
 

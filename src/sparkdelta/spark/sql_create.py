@@ -14,11 +14,12 @@ from sqlglot import exp
 
 from .catalog import DELTA_PROVIDER, delta_entry, lookup, register
 from .paths import normalize_location
+from .sql_dialect import DeltaSpark
 from .storage import open_table
 
 
 def _literal(node: exp.Expression) -> str:
-    return node.this if isinstance(node, exp.Literal) else node.sql(dialect="spark")
+    return node.this if isinstance(node, exp.Literal) else node.sql(dialect=DeltaSpark)
 
 
 def _properties(create: exp.Create) -> dict[type, list[exp.Expression]]:
@@ -67,7 +68,7 @@ class CreateTableStatement:
     def __init__(self, create: exp.Create) -> None:
         target = create.this
         table = target.this if isinstance(target, exp.Schema) else target
-        self.name: str = table.sql(dialect="spark")
+        self.name: str = table.sql(dialect=DeltaSpark)
         self.path: str | None = table.name if table.db.lower() == "delta" and not table.catalog else None
         self.columns: list[exp.ColumnDef] = list(target.expressions) if isinstance(target, exp.Schema) else []
         props = _properties(create)
@@ -77,10 +78,10 @@ class CreateTableStatement:
         )
         self.partition_by: list[str] = [c.name for p in props.get(exp.PartitionedByProperty, []) for c in p.this.expressions]
         self.cluster_by: list[str] = [
-            c.sql(dialect="spark").replace("`", "") for p in props.get(exp.ClusterProperty, []) for c in p.expressions
+            c.sql(dialect=DeltaSpark).replace("`", "") for p in props.get(exp.ClusterProperty, []) for c in p.expressions
         ]
         self.properties: dict[str, str] = {_literal(p.this): _literal(p.args["value"]) for p in props.get(exp.Property, [])}
-        unknown = [p.sql(dialect="spark") for kind, found in props.items() if kind not in _KNOWN_PROPERTIES for p in found]
+        unknown = [p.sql(dialect=DeltaSpark) for kind, found in props.items() if kind not in _KNOWN_PROPERTIES for p in found]
         if unknown:
             raise ValueError(f"{self.name}: unsupported clause(s) in CREATE TABLE: {', '.join(unknown)}")
         self.query: exp.Expression | None = create.args.get("expression")
@@ -102,7 +103,7 @@ def _add_column(builder: Any, column: exp.ColumnDef) -> Any:
         if isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
             nullable = False
         elif isinstance(kind, exp.ComputedColumnConstraint):
-            generated = kind.this.sql(dialect="spark")
+            generated = kind.this.sql(dialect=DeltaSpark)
         elif isinstance(kind, (exp.GeneratedAsIdentityColumnConstraint,)):
             raise ValueError(f"column {column.name}: identity columns are not supported yet")
         elif isinstance(kind, exp.CommentColumnConstraint):
@@ -110,7 +111,7 @@ def _add_column(builder: Any, column: exp.ColumnDef) -> Any:
         else:
             raise ValueError(f"column {column.name}: unsupported column constraint {constraint.sql(dialect='spark')}")
     return builder.addColumn(
-        column.name, column.args["kind"].sql(dialect="spark"), nullable=nullable, generatedAlwaysAs=generated, comment=comment
+        column.name, column.args["kind"].sql(dialect=DeltaSpark), nullable=nullable, generatedAlwaysAs=generated, comment=comment
     )
 
 
@@ -118,7 +119,7 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
     from .catalog import save_as_table
 
     assert statement.query is not None
-    df: DataFrame = run_sql(spark, statement.query.sql(dialect="spark"))
+    df: DataFrame = run_sql(spark, statement.query.sql(dialect=DeltaSpark))
     if statement.cluster_by:
         _create_clustered_as_select(spark, statement, df)
         return

@@ -74,6 +74,9 @@ DELTA_STATEMENTS = (
 )
 
 
+_SPARK_JSON_EXTRACT = Spark.Generator.TRANSFORMS[exp.JSONExtract]
+
+
 class DeltaSpark(Spark):
     """Spark SQL with Delta's statements."""
 
@@ -81,7 +84,26 @@ class DeltaSpark(Spark):
         KEYWORDS = {k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k not in ("VACUUM", "OPTIMIZE")}
         COMMANDS = Spark.Tokenizer.COMMANDS - {TokenType.SHOW}
 
+    class Generator(Spark.Generator):
+        TRANSFORMS = {
+            **Spark.Generator.TRANSFORMS,
+            exp.JSONExtract: lambda self, e: (
+                f"{self.sql(e, 'this')}:{self.sql(e, 'expression')}"
+                if e.args.get("variant_extract")
+                else _SPARK_JSON_EXTRACT(self, e)
+            ),
+        }
+
+        def jsonpath_sql(self, expression: exp.JSONPath) -> str:
+            """A variant extract's path is written bare (``v:a.b``), any other JSON path quoted."""
+            if isinstance(expression.parent, exp.JSONExtract) and expression.parent.args.get("variant_extract"):
+                return "".join(self.json_path_part(part) for part in expression.expressions[1:]).lstrip(".")
+            return super().jsonpath_sql(expression)
+
     class Parser(Spark.Parser):
+        # Spark 4's ``v:path`` extracts from a variant, as in Databricks SQL.
+        COLON_IS_VARIANT_EXTRACT = True
+
         STATEMENT_PARSERS = {
             **Spark.Parser.STATEMENT_PARSERS,
             TokenType.SHOW: lambda self: self._parse_show_statement(),

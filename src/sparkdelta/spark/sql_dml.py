@@ -15,6 +15,7 @@ from sqlglot import exp
 from ..kernel import Table
 from .read import spark_schema
 from .sql_commands import delta_table
+from .sql_dialect import DeltaSpark
 from .sql_reads import DeltaSqlError, SparkSql, delta_location, query_dataframe, table_name
 from .storage import open_table
 
@@ -54,7 +55,7 @@ def _unqualified(node: exp.Expression, qualifiers: set[str]) -> str:
     for column in copy.find_all(exp.Column):
         if column.table and column.table.lower() in qualifiers:
             column.set("table", None)
-    return copy.sql(dialect="spark")
+    return copy.sql(dialect=DeltaSpark)
 
 
 def _qualifiers(target: exp.Table) -> set[str]:
@@ -69,7 +70,7 @@ def _assignments(expressions: list[exp.Expression], qualifiers: set[str], keep_v
             raise DeltaSqlError(f"SET takes column = expression pairs, not {assignment.sql(dialect='spark')}")
         column = _unqualified(assignment.this, qualifiers)  # quoted as written: the key is a column name, `a.b` too
         value = assignment.expression
-        result[column] = value.sql(dialect="spark") if keep_values_qualified else _unqualified(value, qualifiers)
+        result[column] = value.sql(dialect=DeltaSpark) if keep_values_qualified else _unqualified(value, qualifiers)
     return result
 
 
@@ -129,7 +130,7 @@ def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> 
     version = table._table.snapshot().version
     source, source_alias = _merge_source(spark, statement.args["using"], original_sql)
     target_alias = target.alias or target.name
-    builder = table.alias(target_alias).merge(source.alias(source_alias), statement.args["on"].sql(dialect="spark"))
+    builder = table.alias(target_alias).merge(source.alias(source_alias), statement.args["on"].sql(dialect=DeltaSpark))
     qualifiers = {target_alias.lower()}
     whens = statement.args.get("whens")
     for when in whens.expressions if whens is not None else []:
@@ -148,7 +149,7 @@ def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> 
 
 def _clause(builder: Any, when: exp.When, qualifiers: set[str]) -> Any:
     condition_node = when.args.get("condition")
-    condition = condition_node.sql(dialect="spark") if condition_node is not None else None
+    condition = condition_node.sql(dialect=DeltaSpark) if condition_node is not None else None
     then = when.args["then"]
     matched, by_source = bool(when.args.get("matched")), bool(when.args.get("source"))
     if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
@@ -174,8 +175,8 @@ def _clause(builder: Any, when: exp.When, qualifiers: set[str]) -> Any:
             raise DeltaSqlError("MERGE: INSERT needs WHEN NOT MATCHED [BY TARGET]")
         if isinstance(then.this, exp.Star):
             return builder.whenNotMatchedInsertAll(condition)
-        columns = [c.sql(dialect="spark") for c in then.this.expressions]
-        values = [v.sql(dialect="spark") for v in then.expression.expressions]
+        columns = [c.sql(dialect=DeltaSpark) for c in then.this.expressions]
+        values = [v.sql(dialect=DeltaSpark) for v in then.expression.expressions]
         if len(columns) != len(values):
             raise DeltaSqlError(f"MERGE: INSERT names {len(columns)} columns but gives {len(values)} values")
         return builder.whenNotMatchedInsert(condition, dict(zip(columns, values, strict=True)))
@@ -210,7 +211,7 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     options: dict[str, Any] = {}
     mode = "overwrite" if statement.args.get("overwrite") or where is not None else "append"
     if where is not None:
-        options["replacewhere"] = where.sql(dialect="spark")
+        options["replacewhere"] = where.sql(dialect=DeltaSpark)
     write_dataframe(rows, location, mode, None, options)
     metrics = _metrics_since(open_table(spark, location), snapshot.version, "WRITE")
     return _result(spark, [("num_affected_rows", "numOutputRows"), ("num_inserted_rows", "numOutputRows")], metrics)

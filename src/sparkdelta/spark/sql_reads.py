@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from .catalog import delta_entry, is_delta_table_name
 from .paths import normalize_location
-from .sql_dialect import at_version
+from .sql_dialect import DeltaSpark, at_version
 
 SparkSql = Callable[..., DataFrame]
 
@@ -49,7 +49,7 @@ def delta_location(spark: SparkSession, table: exp.Table) -> str | None:
         return normalize_location(table.name)
     if table.db.lower() in _FILE_SOURCES and not table.catalog:
         return None
-    name = ".".join(p.sql(dialect="spark") for p in table.parts)
+    name = ".".join(p.sql(dialect=DeltaSpark) for p in table.parts)
     try:
         if not name or not is_delta_table_name(spark, name):
             return None
@@ -128,7 +128,7 @@ def _single_table_filter(statement: exp.Expression, table: exp.Table) -> str | N
         qualifier = column.args.get("table")
         if qualifier is not None and qualifier.name.lower() in own and not column.args.get("db"):
             column.set("table", None)
-    return condition.sql(dialect="spark")
+    return condition.sql(dialect=DeltaSpark)
 
 
 def _point_at_view(statement: exp.Expression, table: exp.Table, view: str) -> None:
@@ -201,7 +201,7 @@ def has_delta_reference(spark: SparkSession, statement: exp.Expression) -> bool:
 def run_query(spark: SparkSession, statement: exp.Expression, original_sql: SparkSql) -> DataFrame:
     """Run a query that reads Delta tables; the DataFrame is analyzed before the views go."""
     with delta_views(spark, statement, original_sql) as rewritten:
-        df = original_sql(spark, rewritten.sql(dialect="spark"))
+        df = original_sql(spark, rewritten.sql(dialect=DeltaSpark))
         df.schema  # noqa: B018 - analysis resolves the views before they are dropped
         return df
 
@@ -210,4 +210,4 @@ def query_dataframe(spark: SparkSession, query: exp.Expression, original_sql: Sp
     """A DataFrame for a SELECT (or VALUES) that may read Delta tables."""
     if has_delta_reference(spark, query):
         return run_query(spark, query, original_sql)
-    return original_sql(spark, query.sql(dialect="spark"))
+    return original_sql(spark, query.sql(dialect=DeltaSpark))

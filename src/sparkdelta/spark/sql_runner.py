@@ -146,7 +146,7 @@ def _statement_reading_delta(spark: SparkSession, statement: exp.Expression, ori
         rows.write.insertInto(table_name(statement.this), overwrite=bool(statement.args.get("overwrite")))
         return spark.range(0).select()
     with delta_views(spark, statement, original_sql, drop=False) as rewritten:
-        return original_sql(spark, rewritten.sql(dialect="spark"))
+        return original_sql(spark, rewritten.sql(dialect=DeltaSpark))
 
 
 def _targets_delta(spark: SparkSession, statement: exp.Expression) -> bool:
