@@ -218,7 +218,23 @@ def _scan(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields:
     reader = spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options).schema(StructType(read_fields))
     if _listable(snapshot.table_root, locations):
         return _scan_listed(reader, snapshot, locations)
-    return reader.parquet(*[hadoop_path(location) for location in locations])
+    return _parquet(reader, [hadoop_path(location) for location in locations])
+
+
+def _parquet(reader: DataFrameReader, paths: list[str]) -> DataFrame:
+    """``reader.parquet(*paths)``, the paths sent to the JVM as one string.
+
+    PySpark hands a list to the JVM one element per py4j round trip (8 s for 100,000
+    files on 2 cores); one NUL-joined string, split in the JVM, is one call. A path
+    cannot hold a NUL, but one that did would take PySpark's way.
+    """
+    joined = "\0".join(paths)
+    if joined.count("\0") != len(paths) - 1:
+        return reader.parquet(*paths)
+    jvm = reader._spark.sparkContext._jvm
+    assert jvm is not None
+    parts = jvm.java.util.regex.Pattern.compile("\0", 16).split(joined, -1)  # 16: Pattern.LITERAL
+    return reader._df(reader._jreader.parquet(jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(parts)))
 
 
 def _listable(root: str, locations: list[str]) -> bool:
