@@ -30,7 +30,7 @@ from sparkdelta.kernel.file_paths import canonical_paths
 from sparkdelta.kernel.snapshot import clear_log_cache
 from sparkdelta.kernel.storage import FileStatus, LocalStorage
 from sparkdelta.kernel.vacuum import VacuumPlan, execute_vacuum, plan_vacuum
-from sparkdelta.spark.paths import absolute_path
+from sparkdelta.spark.paths import absolute_path, absolute_paths, spark_file_uri, spark_file_uris
 
 DAY_MS = 86_400_000
 SCHEMA = json.dumps({"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}}]})
@@ -382,3 +382,25 @@ def test_spark_read_optimize_and_delete_refuse_a_path_leaving_the_table(spark: A
     with pytest.raises(PathOutsideTableError):
         table.delete("id = 1")
     assert Table(str(root)).latest_version() == 2 and outside.exists()
+
+
+@pytest.mark.parametrize("root", ["/data/t", "/data//t/", "/data/a b/t", "s3://bucket/t", "s3a://Bucket/a b/t", "abfss://c@acct.dfs.core.windows.net/t"])
+def test_resolving_many_paths_at_once_resolves_each_as_alone(root: str) -> None:
+    """``absolute_paths``' shortcut for plain names agrees with ``absolute_path`` on every spelling."""
+    names = [
+        "part-0.snappy.parquet",
+        "p=1/q=a/part-0.parquet",
+        "p=a%20b/part-0.parquet",
+        "p=%C3%A9/x.parquet",
+        "..a.parquet",
+        "x/.../y.parquet",
+        ".hidden/x.parquet",
+        "a%2Fb.parquet",
+        "s3://other/abs.parquet",
+        "file:/abs/x.parquet",
+        *UNNORMALIZED,
+    ]
+    assert absolute_paths(root, names) == [absolute_path(root, name) for name in names]
+    assert spark_file_uris(root, names) == [spark_file_uri(absolute_path(root, name)) for name in names]
+    with pytest.raises(PathOutsideTableError):
+        absolute_paths(root, ["ok.parquet", ESCAPES[0]])

@@ -34,7 +34,7 @@ from ..kernel import Snapshot
 from ..kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_vector
 from ..kernel.partitions import typed_partition_values
 from ..kernel.storage import Storage
-from .paths import absolute_path, hadoop_path, is_object_store, spark_file_uri, spark_lists
+from .paths import absolute_paths, hadoop_path, is_object_store, spark_file_uri, spark_file_uris, spark_lists
 
 # Reader features this engine implements on top of the kernel's log replay.
 ENGINE_READER_FEATURES = frozenset(
@@ -209,12 +209,12 @@ def read_files(
 
 def _file_keys(root: str, files: pa.Table) -> pa.Array:
     """Each file's path as Spark spells ``_metadata.file_path``."""
-    return pa.array([spark_file_uri(absolute_path(root, p)) for p in files.column("path").to_pylist()], pa.string())
+    return pa.array(spark_file_uris(root, files.column("path").to_pylist()), pa.string())
 
 
 def _scan(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField]) -> DataFrame:
     """Spark's native Parquet scan of exactly ``files``, with the Hadoop options the table was opened with."""
-    locations = [absolute_path(snapshot.table_root, p) for p in files.column("path").to_pylist()]
+    locations = absolute_paths(snapshot.table_root, files.column("path").to_pylist())
     reader = spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options).schema(StructType(read_fields))
     if _listable(snapshot.table_root, locations):
         return _scan_listed(reader, snapshot, locations)
