@@ -8,9 +8,12 @@ from pathlib import Path
 import deltalake
 import pytest
 from interloper import interloper
+from hilbertcurve.hilbertcurve import HilbertCurve
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from sparkdelta.kernel import ConcurrentDeleteDeleteException, ConcurrentDeleteReadException, Table
+from sparkdelta.spark.optimize import _hilbert_transpose, _interleaved
 from sparkdelta.spark.scan import scan_info
 from sparkdelta.spark.write_schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
@@ -145,3 +148,57 @@ def test_compaction_keeps_rows_whose_stats_mention_zero_records(spark: SparkSess
     assert sorted(tuple(r) for r in spark.read.format("delta").load(path).collect()) == [(0, 0), (1, 1), (2, 2)]
     oracle = deltalake.DeltaTable(path).to_pyarrow_table().to_pydict()
     assert sorted(oracle["v"]) == [0, 1, 2]
+
+
+def _delta_spark_interleave(values: list[int], bits: int) -> int:
+    """delta-spark's ``InterleaveBits``: from the top bit down, each column's bit in column order."""
+    key = 0
+    for bit in reversed(range(bits)):
+        for value in values:
+            key = (key << 1) | ((value >> bit) & 1)
+    return key
+
+
+@pytest.mark.parametrize(("columns", "bits"), [(2, 3), (3, 2), (2, 8)])
+def test_curve_keys_match_reference_z_and_hilbert_curves(spark: SparkSession, columns: int, bits: int) -> None:
+    """The Z key interleaves as delta-spark's ``interleave_bits``; the Hilbert key is the
+    ``hilbertcurve`` package's distance (Skilling's transpose, an independent implementation)."""
+    names = [f"c{i}" for i in range(columns)]
+    side = 1 << bits
+    points = spark.range(side**columns).select(
+        *[F.floor(F.col("id") / side**i).cast("long").bitwiseAND(side - 1).alias(n) for i, n in enumerate(names)]
+    )
+    z = points.withColumn("z", _interleaved(names, bits))
+    hilbert = _hilbert_transpose(points, names, bits).withColumn("h", _interleaved(names, bits))
+    curve = HilbertCurve(bits, columns)
+    expected_z = {tuple(r[:columns]): _delta_spark_interleave(list(r[:columns]), bits) for r in z.collect()}
+    assert {tuple(r[:columns]): r.z for r in z.collect()} == expected_z
+    hilbert_of = dict(zip(map(tuple, points.collect()), [r.h for r in hilbert.collect()], strict=True))
+    assert hilbert_of == {p: curve.distance_from_point(list(p)) for p in hilbert_of}
+
+
+def test_liquid_clustering_reads_fewer_files_than_z_order_for_ranges_on_either_column(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The Hilbert curve's files are compact boxes: a 1% range on x, or on y, reads fewer of them."""
+    data = spark.range(0, 200_000, 1, 8).selectExpr(
+        "cast(pmod(hash(id, 1), 100000) AS int) AS x", "cast(pmod(hash(id, 2), 100000) AS int) AS y"
+    )
+    shares = {}
+    for layout in ("zorder", "liquid"):
+        path = str(tmp_path / layout)
+        writer = data.write.format("delta").option("delta.targetFileSize", str(16 * 1024))
+        if layout == "liquid":
+            writer = writer.clusterBy("x", "y")
+        writer.save(path)
+        table = DeltaTable.forPath(spark, path)
+        (table.optimize().executeZOrderBy("x", "y") if layout == "zorder" else table.optimize().executeCompaction())
+        files = Table(path).snapshot().files.num_rows
+        assert files >= 20, (layout, files)
+        reads = []
+        for column in ("x", "y"):
+            for start in range(0, 100_000, 10_000):
+                info = scan_info(spark.read.format("delta").load(path).where(f"{column} BETWEEN {start} AND {start + 999}"))
+                reads.append(info.files_read / info.files_total)
+        shares[layout] = sum(reads) / len(reads)
+    assert shares["liquid"] < shares["zorder"], shares

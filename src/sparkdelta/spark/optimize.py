@@ -160,11 +160,15 @@ def _order_preserving_number(column: Column, data_type: object) -> Column:
     raise DeltaAnalysisException(f"Z-order cannot order a column of type {data_type}")
 
 
-def _with_z_key(rows: DataFrame, columns: list[str]) -> DataFrame:
-    """``rows`` with ``_Z``: interleaved bits of each column's quantile bucket, the rows' position on a Z-curve.
+def _with_curve_key(rows: DataFrame, columns: list[str], hilbert: bool) -> DataFrame:
+    """``rows`` with ``_Z``: the rows' position on a curve through the columns' quantile buckets.
 
     Buckets come from one approximate-quantile job; Spark's ``Bucketizer`` finds each
-    value's bucket by binary search in the JVM. NULLs sort first, in bucket 0.
+    value's bucket by binary search in the JVM. NULLs sort first, in bucket 0. The curve
+    is a Z-curve (ZORDER BY, interleaved bits, the first column's most significant, as
+    delta-spark's ``interleave_bits``) or, for liquid clustering of two or more columns,
+    a Hilbert curve, as delta-spark's: it has no Z-curve's long jumps, so each file
+    covers a more compact box and a range on either column reads fewer files.
     """
     bits = max(1, min(_BITS_PER_COLUMN, _TOTAL_Z_BITS // len(columns)))
     buckets = 1 << bits
@@ -177,12 +181,57 @@ def _with_z_key(rows: DataFrame, columns: list[str]) -> DataFrame:
     quantiles = rows.approxQuantile(numbers, [k / buckets for k in range(1, buckets)], 1 / (4 * buckets))
     splits = [[float("-inf"), *sorted({q for q in bounds if math.isfinite(q)}), float("inf")] for bounds in quantiles]
     rows = Bucketizer(splitsArray=splits, inputCols=numbers, outputCols=names, handleInvalid="keep").transform(rows)
+    rows = rows.drop(*numbers)
+    for name in names:
+        rows = rows.withColumn(name, F.col(name).cast("long"))
+    if hilbert and len(names) > 1:
+        rows = _hilbert_transpose(rows, names, bits)
+    return rows.withColumn(_Z, _interleaved(names, bits)).drop(*names)
+
+
+def _interleaved(names: list[str], bits: int) -> Column:
+    """The columns' low ``bits`` bits interleaved, most significant first, the first column's first at each level."""
+    n = len(names)
     key: Column = F.lit(0).cast("long")
     for i, name in enumerate(names):
-        bucket = F.col(name).cast("long")
         for bit in range(bits):
-            key = key.bitwiseOR(F.shiftleft(F.shiftright(bucket, bit).bitwiseAND(F.lit(1)), bit * len(columns) + i))
-    return rows.withColumn(_Z, key).drop(*numbers, *names)
+            key = key.bitwiseOR(F.shiftleft(F.shiftright(F.col(name), bit).bitwiseAND(F.lit(1)), bit * n + (n - 1 - i)))
+    return key
+
+
+def _hilbert_transpose(rows: DataFrame, names: list[str], bits: int) -> DataFrame:
+    """Skilling's axes-to-transpose ("Programming the Hilbert curve", 2004) on ``bits``-bit columns.
+
+    Interleaving the result gives the Hilbert index. Each step is its own projection, so
+    the expression tree stays linear in ``bits`` x columns: Spark keeps projections apart
+    when a later one reads a CASE of an earlier one twice.
+    """
+    x0 = names[0]
+    q = 1 << (bits - 1)
+    while q > 1:
+        p = q - 1
+        for xi in names:
+            if xi == x0:
+                rows = rows.withColumn(x0, F.when(F.col(x0).bitwiseAND(q) != 0, F.col(x0).bitwiseXOR(p)).otherwise(F.col(x0)))
+                continue
+            swap = F.col(x0).bitwiseXOR(F.col(xi)).bitwiseAND(p)
+            set_bit = F.col(xi).bitwiseAND(q) != 0
+            rows = rows.withColumns(  # both from the step's input
+                {
+                    x0: F.when(set_bit, F.col(x0).bitwiseXOR(p)).otherwise(F.col(x0).bitwiseXOR(swap)),
+                    xi: F.when(set_bit, F.col(xi)).otherwise(F.col(xi).bitwiseXOR(swap)),
+                }
+            )
+        q >>= 1
+    for previous, xi in zip(names, names[1:], strict=False):  # Gray encode
+        rows = rows.withColumn(xi, F.col(xi).bitwiseXOR(F.col(previous)))
+    last = F.col(names[-1])
+    flips: Column = F.lit(0).cast("long")
+    q = 1 << (bits - 1)
+    while q > 1:
+        flips = flips.bitwiseXOR(F.when(last.bitwiseAND(q) != 0, F.lit(q - 1)).otherwise(F.lit(0)))
+        q >>= 1
+    return rows.withColumns({xi: F.col(xi).bitwiseXOR(flips) for xi in names})
 
 
 def _size_stats(sizes: list[int]) -> dict[str, int | float]:
@@ -249,7 +298,7 @@ def optimize(
         bins = _bins(considered, target)
         order_by = []
     chosen = considered.take(pa.array(sorted(i for b in bins for i in b), pa.int64()))
-    adds = _rewrite(spark, snapshot, considered, bins, order_by, target)
+    adds = _rewrite(spark, snapshot, considered, bins, order_by, target, hilbert=bool(clustering))
     if clustering and not purge:
         adds = [replace(a, clustering_provider=CLUSTERING_PROVIDER) for a in adds]
     removed_sizes = chosen.column("size").to_pylist()
@@ -299,9 +348,15 @@ def optimize(
 
 
 def _rewrite(
-    spark: SparkSession, snapshot: Snapshot, files: pa.Table, bins: list[list[int]], z_order: list[str], target: int
+    spark: SparkSession,
+    snapshot: Snapshot,
+    files: pa.Table,
+    bins: list[list[int]],
+    z_order: list[str],
+    target: int,
+    hilbert: bool = False,
 ) -> list:
-    """Write each bin's rows as new files (one per bin, or Z-ordered files of about ``target`` bytes)."""
+    """Write each bin's rows as new files (one per bin, or curve-ordered files of about ``target`` bytes)."""
     if not bins:
         return []
     order = [i for b in bins for i in b]
@@ -315,7 +370,7 @@ def _rewrite(
     else:
         total = int(pc.sum(chosen.column("size")).as_py() or 0)
         count = max(1, math.ceil(total / target))
-        rows = _with_z_key(rows, z_order)
+        rows = _with_curve_key(rows, z_order, hilbert)
         rows = rows.repartitionByRange(count, F.col(_BIN), F.col(_Z)).sortWithinPartitions(F.col(_Z))
     adds = write_table_files(rows.select(*columns), snapshot, data_change=False)
     empty = [a for a in adds if num_records(a) == 0]
