@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import deltalake
 import pytest
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from sparkdelta.kernel import InvalidTableOperationError, Table
@@ -87,3 +89,32 @@ def test_cluster_by_in_sql_and_alter(spark: SparkSession, tmp_path: Path) -> Non
     spark.range(3).write.format("delta").save(plain)
     spark.sql(f"ALTER TABLE delta.`{plain}` CLUSTER BY (id)")
     assert {"clustering", "domainMetadata"} <= Table(plain).snapshot().protocol.writer_features
+
+
+def test_dataframe_writer_cluster_by_creates_a_clustered_table(spark: SparkSession, deltaspark: Any, tmp_path: Path) -> None:
+    """``df.write.clusterBy(...)``: Spark documents it as clustering the output, so a new table
+    is created liquid-clustered (delta-spark 4.4 ignores it on ``save(path)`` and refuses it on
+    ``saveAsTable``); delta-spark reads the result as a clustered table. An append naming other
+    columns is refused; ``overwriteSchema`` replaces them."""
+    path = str(tmp_path / "t")
+    rows = spark.range(0, 20000, 1, 8).selectExpr("id", "cast(pmod(hash(id, 3), 1000) AS int) AS x", "id % 7 AS y")
+    rows.write.format("delta").clusterBy("x", "y").save(path)
+    detail = deltaspark.run(
+        "d = spark.sql(f'DESCRIBE DETAIL delta.`{path}`').collect()[0]\n"
+        "result = (d.clusteringColumns, sorted(d.tableFeatures))",
+        path=path,
+    )
+    assert detail[0] == ["x", "y"] and {"clustering", "domainMetadata"} <= set(detail[1])
+    assert DeltaTable.forPath(spark, path).optimize().executeCompaction().collect()[0].metrics.numFilesRemoved == 8
+    with pytest.raises(DeltaAnalysisException, match="DELTA_CLUSTERING_COLUMNS_MISMATCH"):
+        rows.write.format("delta").mode("append").clusterBy("y").save(path)
+    rows.write.format("delta").mode("append").clusterBy("X", "y").save(path)
+    rows.write.format("delta").mode("overwrite").option("overwriteSchema", "true").clusterBy("y").save(path)
+    assert _domain(path) == {"clusteringColumns": [["y"]]}
+    with pytest.raises(AnalysisException, match="SPECIFY_CLUSTER_BY_WITH_PARTITIONED_BY_IS_NOT_ALLOWED"):
+        rows.write.format("delta").partitionBy("y").clusterBy("x").save(str(tmp_path / "both"))  # as delta-spark
+    assert not (tmp_path / "both").exists()
+
+    rows.write.format("delta").clusterBy("x").saveAsTable("writer_clustered")
+    assert spark.sql("DESCRIBE DETAIL writer_clustered").collect()[0].clusteringColumns == ["x"]
+    spark.sql("DROP TABLE writer_clustered")

@@ -170,6 +170,7 @@ def save_as_table(
     properties: dict[str, str] | None = None,
     description: str | None = None,
     replace: bool = False,
+    cluster_by: list[str] | None = None,
 ) -> None:
     """``df.write.format("delta").saveAsTable(name)``: write at the table's location, registering new names.
 
@@ -209,18 +210,18 @@ def save_as_table(
         if mode_name == "overwrite":
             options["overwriteschema"] = "true"
             operation = as_select("CREATE OR REPLACE TABLE AS SELECT", entry.managed)
-        write_dataframe(df, entry.location, mode, partition_by, options, properties, description, operation)
+        write_dataframe(df, entry.location, mode, partition_by, options, properties, description, operation, cluster_by)
         return
     create = "CREATE OR REPLACE TABLE AS SELECT" if replace else "CREATE TABLE AS SELECT"
     if path is not None:
         location = normalize_location(path)
-        write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, False))
+        write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, False), cluster_by)
         register(spark, name, location, managed=False, comment=description)
         return
     location = default_location(spark, name)
     register(spark, name, location, managed=True, schema=df.schema, comment=description)
     try:
-        write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, True))
+        write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, True), cluster_by)
     except BaseException:
         unregister(spark, name)
         raise

@@ -19,7 +19,7 @@ DELTA = "delta"
 
 def _state(obj: Any) -> dict[str, Any]:
     if "_sparkdelta" not in obj.__dict__:
-        obj.__dict__["_sparkdelta"] = {"format": None, "options": {}, "mode": None, "partition_by": None}
+        obj.__dict__["_sparkdelta"] = {"format": None, "options": {}, "mode": None, "partition_by": None, "cluster_by": None}
     return obj.__dict__["_sparkdelta"]
 
 
@@ -57,9 +57,16 @@ def _record_mode(state: dict[str, Any], mode: str | None) -> None:
     state["mode"] = mode
 
 
+def _column_names(cols: tuple[Any, ...]) -> list[str]:
+    return list(cols[0] if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else cols)
+
+
 def _record_partition_by(state: dict[str, Any], *cols: Any) -> None:
-    names = cols[0] if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else cols
-    state["partition_by"] = list(names)
+    state["partition_by"] = _column_names(cols)
+
+
+def _record_cluster_by(state: dict[str, Any], *cols: Any) -> None:
+    state["cluster_by"] = _column_names(cols)
 
 
 def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
@@ -101,6 +108,7 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
             mode=(mode or state["mode"] or "errorifexists"),
             partition_by=_partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
             options={**state["options"], **_keyed(options)},
+            cluster_by=state["cluster_by"],
         )
         return None
 
@@ -137,6 +145,7 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
             mode or state["mode"] or "errorifexists",
             _partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
             {**state["options"], **_keyed(options)},
+            cluster_by=state["cluster_by"],
         )
         return None
 
@@ -211,6 +220,7 @@ def install() -> None:
         cls.options = _recording(cls.options, _record_options)  # type: ignore[method-assign]
     DataFrameWriter.mode = _recording(DataFrameWriter.mode, _record_mode)  # type: ignore[method-assign]
     DataFrameWriter.partitionBy = _recording(DataFrameWriter.partitionBy, _record_partition_by)  # type: ignore[method-assign]
+    DataFrameWriter.clusterBy = _recording(DataFrameWriter.clusterBy, _record_cluster_by)  # type: ignore[method-assign]
     DataFrameReader.load = _reader_load(DataFrameReader.load)  # type: ignore[method-assign]
     from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 

@@ -45,6 +45,7 @@ from ..kernel import (
     Transaction,
     metadata_change,
 )
+from ..kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clustering_domain
 from ..kernel.column_mapping import mapping_mode
 from ..kernel.file_actions import remove_actions
 from ..kernel.parquet_footer import parquet_metadata
@@ -270,14 +271,34 @@ def _plan_new_schema(
     properties: dict[str, Any],
     description: str | None,
     where: str,
+    cluster_by: list[str] | None = None,
 ) -> _Plan:
     """A new table (with ``properties`` and ``description``), or an existing one whose schema
-    ``overwriteSchema`` replaces (given properties are added, a given description replaces)."""
+    ``overwriteSchema`` replaces (given properties are added, a given description replaces).
+    ``cluster_by`` (``DataFrameWriter.clusterBy``) makes it a liquid-clustered table."""
     partition_columns = list(partition_by or [])
     schema = new_table_schema(df.schema)
     missing = [c for c in partition_columns if c.lower() not in {f.name.lower() for f in schema.fields}]
     if missing:
         raise DeltaAnalysisException(f"{where}: partition column(s) {', '.join(missing)} are not in the data")
+    if cluster_by:
+        properties = {**properties, f"delta.feature.{CLUSTERING_FEATURE}": "supported"}
+    plan = _plan_new_metadata(df, snapshot, partition_columns, schema, properties, description, where)
+    if not cluster_by:
+        return plan
+    domain = clustering_domain(plan.metadata.schema, cluster_by, plan.metadata.partition_columns, where)
+    return replace(plan, actions=[*plan.actions, domain])
+
+
+def _plan_new_metadata(
+    df: DataFrame,
+    snapshot: Snapshot | None,
+    partition_columns: list[str],
+    schema: StructType,
+    properties: dict[str, Any],
+    description: str | None,
+    where: str,
+) -> _Plan:
     if snapshot is None:
         metadata = Metadata(
             str(uuid.uuid4()),
@@ -301,7 +322,14 @@ def _plan_new_schema(
     return _Plan(prepared, protocol, ([] if protocol is snapshot.protocol else [protocol]) + [prepared])
 
 
-def _plan_existing(df: DataFrame, snapshot: Snapshot, partition_by: list[str] | None, merge: bool, where: str) -> _Plan:
+def _plan_existing(
+    df: DataFrame,
+    snapshot: Snapshot,
+    partition_by: list[str] | None,
+    merge: bool,
+    where: str,
+    cluster_by: list[str] | None = None,
+) -> _Plan:
     """An existing table keeping its schema, or growing it with ``mergeSchema``."""
     schema = StructType.fromJson(snapshot.schema.to_json())
     partition_columns = list(snapshot.partition_columns)
@@ -309,6 +337,12 @@ def _plan_existing(df: DataFrame, snapshot: Snapshot, partition_by: list[str] | 
         raise DeltaAnalysisException(
             f"{where}: partition columns {partition_by} do not match the table's {partition_columns}; "
             "overwrite with .option('overwriteSchema', 'true') to change them"
+        )
+    clustered = clustering_columns(snapshot) or []
+    if cluster_by and [c.lower() for c in cluster_by] != [c.lower() for c in clustered]:
+        raise DeltaAnalysisException(
+            f"[DELTA_CLUSTERING_COLUMNS_MISMATCH] {where}: clustering columns {cluster_by} do not match the table's "
+            f"{clustered}; overwrite with .option('overwriteSchema', 'true') to change them"
         )
     if not merge:
         check_schema(schema, df.schema, where)
@@ -330,6 +364,7 @@ def write_dataframe(
     properties: dict[str, str] | None = None,
     description: str | None = None,
     operation: tuple[str, dict[str, Any]] | None = None,
+    cluster_by: list[str] | None = None,
 ) -> WriteResult:
     """``df.write.format("delta").mode(mode).save(path)`` with delta-spark's options.
 
@@ -376,9 +411,9 @@ def write_dataframe(
             "which keep rows of the old schema"
         )
     if snapshot is None or overwrite_schema:
-        plan = _plan_new_schema(df, snapshot, partition_by, given, description, where)
+        plan = _plan_new_schema(df, snapshot, partition_by, given, description, where, cluster_by)
     else:
-        plan = _plan_existing(df, snapshot, partition_by, merge, where)
+        plan = _plan_existing(df, snapshot, partition_by, merge, where, cluster_by)
     # Refuse a table we cannot write before writing any data.
     require_writable(plan.protocol, plan.metadata, where)
     if snapshot is not None:
