@@ -58,6 +58,10 @@ def main() -> None:
         .config("spark.sql.warehouse.dir", f"{warehouse}/spark-warehouse")
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}/derby")
         .config("spark.sql.shuffle.partitions", "4")
+        # VACUUM lists a table in this many tasks: Spark's default (10,000) takes minutes on 2 cores.
+        .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "4")
+        # Snapshot state in fewer tasks than delta-spark's 50: the oracle's tables are small.
+        .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.sql.session.timeZone", time_zone)
         .config("spark.ui.enabled", "false")
         .getOrCreate()

@@ -56,6 +56,7 @@ import pytest
 from oracles import conformance_root, load_manifest
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
+from pyspark.sql.types import VariantVal
 
 from sparkdelta.kernel import Table, UnsupportedFeatureError
 from sparkdelta.kernel.errors import DeltaError
@@ -275,7 +276,22 @@ def _read(spark: Any, name: str, version: int) -> tuple[Any, pa.Table | None]:
     except UnsupportedFeatureError as error:
         _assert_refusal_names_real_features(error, snapshot, f"{name}@v{version}")
         return snapshot, None
-    return snapshot, frame.toArrow()
+    if "variant" not in frame.schema.simpleString():
+        return snapshot, frame.toArrow()
+    # PySpark's toArrow cannot hold a null variant inside an array or map; collect instead.
+    rows = [_variants_as_structs(row.asDict(recursive=True)) for row in frame.collect()]
+    return snapshot, pa.Table.from_pylist(rows, _expected(name, version).schema)
+
+
+def _variants_as_structs(value: Any) -> Any:
+    """A collected value with each ``VariantVal`` as the (metadata, value) struct delta-rs reads."""
+    if isinstance(value, VariantVal):
+        return {"metadata": value.metadata, "value": value.value}
+    if isinstance(value, dict):
+        return {key: _variants_as_structs(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_variants_as_structs(item) for item in value]
+    return value
 
 
 # ---------------------------------------------------------------------------------------
@@ -614,7 +630,8 @@ def test_a_file_spelled_differently_fails_loudly_instead_of_losing_rows(
 
     root = tmp_path / "table"
     _write_awkward_table(root)
-    monkeypatch.setattr(read_module, "spark_file_uri", lambda path: "file:/nowhere" + path)
+    spelled = read_module.spark_file_uris
+    monkeypatch.setattr(read_module, "spark_file_uris", lambda root, paths: ["file:/nowhere" + p for p in spelled(root, paths)])
     frame = read_snapshot(spark, Table(str(root)).snapshot())
     with pytest.raises(Exception, match="matches no file"):
         frame.collect()
