@@ -100,8 +100,7 @@ def test_dataframe_writer_cluster_by_creates_a_clustered_table(spark: SparkSessi
     rows = spark.range(0, 20000, 1, 8).selectExpr("id", "cast(pmod(hash(id, 3), 1000) AS int) AS x", "id % 7 AS y")
     rows.write.format("delta").clusterBy("x", "y").save(path)
     detail = deltaspark.run(
-        "d = spark.sql(f'DESCRIBE DETAIL delta.`{path}`').collect()[0]\n"
-        "result = (d.clusteringColumns, sorted(d.tableFeatures))",
+        "d = spark.sql(f'DESCRIBE DETAIL delta.`{path}`').collect()[0]\nresult = (d.clusteringColumns, sorted(d.tableFeatures))",
         path=path,
     )
     assert detail[0] == ["x", "y"] and {"clustering", "domainMetadata"} <= set(detail[1])

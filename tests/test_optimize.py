@@ -7,8 +7,8 @@ from pathlib import Path
 
 import deltalake
 import pytest
-from interloper import interloper
 from hilbertcurve.hilbertcurve import HilbertCurve
+from interloper import interloper
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 

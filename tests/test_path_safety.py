@@ -384,7 +384,10 @@ def test_spark_read_optimize_and_delete_refuse_a_path_leaving_the_table(spark: A
     assert Table(str(root)).latest_version() == 2 and outside.exists()
 
 
-@pytest.mark.parametrize("root", ["/data/t", "/data//t/", "/data/a b/t", "s3://bucket/t", "s3a://Bucket/a b/t", "abfss://c@acct.dfs.core.windows.net/t"])
+@pytest.mark.parametrize(
+    "root",
+    ["/data/t", "/data//t/", "/data/a b/t", "s3://bucket/t", "s3a://Bucket/a b/t", "abfss://c@acct.dfs.core.windows.net/t"],
+)
 def test_resolving_many_paths_at_once_resolves_each_as_alone(root: str) -> None:
     """``absolute_paths``' shortcut for plain names agrees with ``absolute_path`` on every spelling."""
     names = [
