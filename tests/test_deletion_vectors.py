@@ -424,7 +424,8 @@ def test_a_dv_file_spelled_differently_fails_loudly_instead_of_keeping_deleted_r
     import sparkdelta.spark.read as read_module
 
     _write_dv_table(tmp_path / "t")
-    monkeypatch.setattr(read_module, "spark_file_uri", lambda path: "file:/nowhere" + path)
+    spelled = read_module.spark_file_uris
+    monkeypatch.setattr(read_module, "spark_file_uris", lambda root, paths: ["file:/nowhere" + p for p in spelled(root, paths)])
     with pytest.raises(Exception, match="matches no file with a deletion vector"):
         read_snapshot(spark, Table(str(tmp_path / "t")).snapshot()).collect()
 

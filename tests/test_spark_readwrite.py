@@ -435,3 +435,63 @@ def test_partition_column_with_a_leading_underscore(spark, tmp_path: Path) -> No
     assert sorted(tuple(r) for r in spark.read.format("delta").load(path).select("id", "_p").collect()) == rows
     dt = deltalake.DeltaTable(path)
     assert sorted(zip(*dt.to_pyarrow_table().select(["id", "_p"]).to_pydict().values(), strict=True)) == rows
+
+
+def test_large_local_scans_list_their_folders_and_read_exactly_the_logs_files(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scans of many local files list the folders holding them (one listing, not a lookup
+    per file); the rows are the log's whatever else lies in those folders: older files after
+    an UPDATE (picked by name, or named one by one above the name-list limit), and a file
+    the log names but storage lacks fails loudly. Thresholds lowered to keep the table small."""
+    import sparkdelta.spark.read as read_module
+
+    monkeypatch.setattr(read_module, "_LISTED_SCAN_MIN_LOCAL_FILES", 4)
+    monkeypatch.setattr(read_module, "_FILES_PER_LISTED_FOLDER", 2)
+    listings: list[list[str]] = []
+    scan_listed = read_module._scan_listed
+
+    def recording(reader, snapshot, folders, locations, keys):  # type: ignore[no-untyped-def]
+        listings.append([f.rpartition("/")[2] for f in folders])
+        return scan_listed(reader, snapshot, folders, locations, keys)
+
+    monkeypatch.setattr(read_module, "_scan_listed", recording)
+    path = str(tmp_path / "t")
+    spark.range(0, 800, 1, 8).selectExpr("id", "IF(id % 2 = 0, 'a', 'b') AS p").write.format("delta").partitionBy("p").save(path)
+
+    def rows(frame) -> list[tuple]:  # type: ignore[no-untyped-def]
+        return sorted(tuple(r) for r in frame.collect())
+
+    def oracle() -> list[tuple]:
+        return sorted(tuple(r.values()) for r in deltalake.DeltaTable(path).to_pyarrow_table(columns=["id", "p"]).to_pylist())
+
+    assert rows(spark.read.format("delta").load(path)) == oracle() and listings[-1] == ["p=a", "p=b"]
+    assert rows(spark.read.format("delta").load(path).where("p = 'b'")) == [r for r in oracle() if r[1] == "b"]
+    assert listings[-1] == ["p=b"]
+    DeltaTable.forPath(spark, path).update("id % 10 = 1", {"id": "id + 1000"})  # leaves the old files beside the new
+    expected = oracle()
+    assert len(expected) == 800 and rows(spark.read.format("delta").load(path)) == expected
+    monkeypatch.setattr(read_module, "_LISTED_SCAN_MAX_FILES", 4)  # too many names to pick: each file named
+    assert rows(spark.read.format("delta").load(path)) == expected
+    victim = Path(path) / Table(path).snapshot().file_paths()[0]
+    victim.unlink()
+    with pytest.raises(Exception, match=f"{Path(path).name} version 1: 1 data file"):
+        spark.read.format("delta").load(path).collect()
+
+
+def test_input_files_of_a_delta_read_come_from_the_log_as_spark_spells_them(spark, tmp_path: Path) -> None:
+    """``inputFiles()`` answers from the scan's files, the same strings Spark's own gives
+    (awkward partition values included), and only the files a filter keeps."""
+    from sparkdelta.spark.scan import scan_info
+
+    path = str(tmp_path / "t [x] é")
+    spark.createDataFrame([(i, PARTITIONS[i % len(PARTITIONS)]) for i in range(40)], "id long, p string").write.format(
+        "delta"
+    ).partitionBy("p").save(path)
+    whole = spark.read.format("delta").load(path)
+    filtered = whole.where("p = 'a b'")
+    for frame in (whole, filtered):
+        info = scan_info(frame)
+        assert info is not None and len(frame.inputFiles()) == info.files_read
+        assert sorted(frame.inputFiles()) == sorted(frame._jdf.inputFiles())  # Spark's own answer
+    assert len(filtered.inputFiles()) < len(whole.inputFiles())

@@ -210,7 +210,7 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
 
 def install() -> None:
     """Wrap the reader, the writer and ``DataFrame.filter`` once per process."""
-    from .scan import filter_with_pruning
+    from .scan import filter_with_pruning, input_files_from_log
 
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
@@ -227,6 +227,7 @@ def install() -> None:
     pruning_filter = filter_with_pruning(ClassicDataFrame.filter)
     ClassicDataFrame.filter = pruning_filter  # type: ignore[method-assign]
     ClassicDataFrame.where = pruning_filter  # type: ignore[method-assign]
+    ClassicDataFrame.inputFiles = input_files_from_log(ClassicDataFrame.inputFiles)  # type: ignore[method-assign]
     DataFrameWriter.save = _writer_save(DataFrameWriter.save)  # type: ignore[method-assign]
     DataFrameWriter.saveAsTable = _writer_save_as_table(DataFrameWriter.saveAsTable)  # type: ignore[method-assign]
     DataFrameWriter.insertInto = _writer_insert_into(DataFrameWriter.insertInto)  # type: ignore[method-assign]

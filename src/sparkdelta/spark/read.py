@@ -34,7 +34,7 @@ from ..kernel import Snapshot
 from ..kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_vector
 from ..kernel.partitions import typed_partition_values
 from ..kernel.storage import Storage
-from .paths import absolute_paths, hadoop_path, is_object_store, spark_file_uri, spark_file_uris, spark_lists
+from .paths import absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
 
 # Reader features this engine implements on top of the kernel's log replay.
 ENGINE_READER_FEATURES = frozenset(
@@ -83,9 +83,13 @@ _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 <
 # some files several times once any path holds a glob character; recursiveFileLookup
 # (a no-op for file paths) avoids that, and Hive partition inference on "p=v" directories.
 _NO_GLOB = {"__globPaths__": "false", "recursiveFileLookup": "true"}
-# On an object store, scans of up to this many files list the table's folder instead of
-# naming each file (see _scan_listed); the files are then picked by an IN list of names.
+# Scans that list folders instead of naming each file (``_listing_folders``): on an object
+# store up to this many files, picked from the listing by an IN list of names (longer
+# lists cost more to parse than the lookups they save)...
 _LISTED_SCAN_MAX_FILES = 1000
+# ...on local disk from this many, when each listed folder holds this many of them on average.
+_LISTED_SCAN_MIN_LOCAL_FILES = 1000
+_FILES_PER_LISTED_FOLDER = 50
 
 
 def _col(name: str) -> Column:
@@ -214,10 +218,14 @@ def _file_keys(root: str, files: pa.Table) -> pa.Array:
 
 def _scan(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField]) -> DataFrame:
     """Spark's native Parquet scan of exactly ``files``, with the Hadoop options the table was opened with."""
-    locations = absolute_paths(snapshot.table_root, files.column("path").to_pylist())
+    log_paths = files.column("path").to_pylist()
+    locations = absolute_paths(snapshot.table_root, log_paths)
     reader = spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options).schema(StructType(read_fields))
-    if _listable(snapshot.table_root, locations):
-        return _scan_listed(reader, snapshot, locations)
+    folders = _listing_folders(snapshot.table_root, locations)
+    if folders is not None:
+        listed = _scan_listed(reader, snapshot, folders, locations, spark_file_uris(snapshot.table_root, log_paths))
+        if listed is not None:
+            return listed
     return _parquet(reader, [hadoop_path(location) for location in locations])
 
 
@@ -237,47 +245,78 @@ def _parquet(reader: DataFrameReader, paths: list[str]) -> DataFrame:
     return reader._df(reader._jreader.parquet(jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(parts)))
 
 
-def _listable(root: str, locations: list[str]) -> bool:
-    """Whether a listing of ``root`` finds all ``locations``: an object-store table, a
-    moderate number of files, all under the root and none where Spark's listing skips
-    (names starting ``.``, or ``_`` unless a partition folder: ``_change_data/``). Names
-    with quotes or backslashes keep the per-file read rather than depend on how the
-    session parses string literals."""
-    if not is_object_store(root) or len(locations) > _LISTED_SCAN_MAX_FILES:
-        return False
+def _input_files(df: DataFrame) -> list[str]:
+    """``df.inputFiles()`` in one py4j call (PySpark fetches the array an element per call)."""
+    jvm = df.sparkSession.sparkContext._jvm
+    assert jvm is not None
+    joined = jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(df._jdf.inputFiles()).mkString("\0")
+    return joined.split("\0") if joined else []
+
+
+def input_file_name(key: str) -> str:
+    """A file as ``inputFiles()`` spells it, given its ``_metadata.file_path``: the same URI,
+    but local files as ``file:///path`` where the metadata column has ``file:/path``."""
+    return "file://" + key[5:] if key.startswith("file:/") and not key.startswith("file://") else key
+
+
+def _listing_folders(root: str, locations: list[str]) -> list[str] | None:
+    """The folders to list instead of naming each file, or None to name them.
+
+    Given each file's path, Spark's file index asks the store about every one: two HEADs
+    and a LIST a file on an object store, and on any store a listing job once there are
+    more than 32 (100,000 files: about 6 s on 2 cores). A folder listing returns a thousand
+    names a request. On an object store a scan of up to ``_LISTED_SCAN_MAX_FILES`` lists
+    the table's folder; on local disk a scan of at least ``_LISTED_SCAN_MIN_LOCAL_FILES``
+    lists the folders holding its files (the outermost, since listings recurse) when there
+    are few of them. Only files Spark's listing finds qualify: all under the root, none
+    where it skips (names starting ``.``, or ``_`` unless a partition folder), no quotes or
+    backslashes (the IN list of ``_scan_listed``).
+    """
+    object_store = is_object_store(root)
+    if len(locations) > _LISTED_SCAN_MAX_FILES if object_store else len(locations) < _LISTED_SCAN_MIN_LOCAL_FILES:
+        return None
     prefix = root + "/"
+    folders: set[str] = set()
     for location in locations:
         if not location.startswith(prefix) or "'" in location or "\\" in location:
-            return False
-        *folders, name = location[len(prefix) :].split("/")
-        if name.startswith(("_", ".")) or not all(spark_lists(f) for f in folders):
-            return False
-    return True
+            return None
+        folder, _, name = location[len(prefix) :].rpartition("/")
+        if name.startswith(("_", ".")) or (folder and not all(spark_lists(f) for f in folder.split("/"))):
+            return None
+        folders.add(folder)
+    if object_store or "" in folders:
+        return [root]
+    outermost = [f for f in folders if not any("/".join(f.split("/")[:depth]) in folders for depth in range(1, f.count("/") + 1))]
+    if len(outermost) * _FILES_PER_LISTED_FOLDER > len(locations):
+        return None
+    return [f"{prefix}{folder}" for folder in sorted(outermost)]
 
 
-def _scan_listed(reader: DataFrameReader, snapshot: Snapshot, locations: list[str]) -> DataFrame:
-    """The files at ``locations``, found by listing the table's folder.
+def _scan_listed(
+    reader: DataFrameReader, snapshot: Snapshot, folders: list[str], locations: list[str], keys: list[str]
+) -> DataFrame | None:
+    """The files at ``locations`` (``keys``: as Spark spells them), found by listing ``folders``.
 
-    Given each file's path, Spark's file index asks an object store about every one
-    (two HEADs and a LIST a file, one after another below 32 files); a listing returns a
-    thousand names a request. When the folder holds other files too (older versions,
-    deletion vectors), a ``_metadata.file_path`` filter picks the log's: Spark prunes the
-    listed files by it before opening any, though it also checks it on every row read
-    (about 0.1 s per million rows here, where a HEAD costs 10-30 ms on S3). A file the log
-    names that the listing lacks is an error, as a per-file read makes it.
+    When the folders hold other files too (older versions, deletion vectors), a
+    ``_metadata.file_path`` filter picks the log's: Spark prunes the listed files by it
+    before opening any, though it also checks it on every row read (about 0.1 s per
+    million rows here, where a HEAD costs 10-30 ms on S3). Above ``_LISTED_SCAN_MAX_FILES``
+    files that filter is too long, and None says to name the files instead. A file the
+    log names that the listing lacks is an error, as a per-file read makes it.
     """
-    keys = [spark_file_uri(location) for location in locations]
-    scanned = reader.parquet(hadoop_path(snapshot.table_root))
-    listed = set(scanned.inputFiles())
-    missing = [location for location, key in zip(locations, keys, strict=True) if key not in listed]
+    scanned = _parquet(reader, [hadoop_path(folder) for folder in folders])
+    listed = set(_input_files(scanned))
+    missing = [location for location, key in zip(locations, keys, strict=True) if input_file_name(key) not in listed]
     if missing:
         raise FileNotFoundError(
             f"{snapshot.table_root} version {snapshot.version}: {len(missing)} data file(s) the log names are not in "
             f"storage, e.g. {missing[0]} (deleted outside the log, or by a VACUUM with too short a retention?)"
         )
     if len(listed) == len(keys):
-        return scanned  # the folder holds exactly the log's files
-    names = ", ".join(f"'{key}'" for key in keys)  # _listable left out quotes and backslashes
+        return scanned  # the folders hold exactly the log's files
+    if len(keys) > _LISTED_SCAN_MAX_FILES:
+        return None
+    names = ", ".join(f"'{key}'" for key in keys)  # _listing_folders left out quotes and backslashes
     return scanned.where(F.expr(f"_metadata.file_path IN ({names})"))
 
 
