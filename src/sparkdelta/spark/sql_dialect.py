@@ -92,6 +92,8 @@ class DeltaSpark(Spark):
                 if e.args.get("variant_extract")
                 else _SPARK_JSON_EXTRACT(self, e)
             ),
+            # Spark's PARSE_JSON makes a variant; sqlglot's Spark dialect drops the call, leaving the string.
+            exp.ParseJSON: lambda self, e: self.func("PARSE_JSON", e.this),
         }
 
         def jsonpath_sql(self, expression: exp.JSONPath) -> str:

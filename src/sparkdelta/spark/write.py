@@ -30,7 +30,7 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructField, StructType, TimestampType, VariantType
 
 from ..kernel import (
     AddCDCFile,
@@ -155,7 +155,30 @@ class _Layout:
     optimize_write: bool
 
 
-def _layout(spark: SparkSession, schema: StructType, metadata: Metadata) -> _Layout:
+_WRITE_SHREDDING = "spark.sql.variant.writeShredding.enabled"
+
+
+def _has_variant(data_type: DataType) -> bool:
+    if isinstance(data_type, VariantType):
+        return True
+    if isinstance(data_type, StructType):
+        return any(_has_variant(f.dataType) for f in data_type.fields)
+    if isinstance(data_type, ArrayType):
+        return _has_variant(data_type.elementType)
+    if isinstance(data_type, MapType):
+        return _has_variant(data_type.keyType) or _has_variant(data_type.valueType)
+    return False
+
+
+def _layout(spark: SparkSession, schema: StructType, metadata: Metadata, where: str) -> _Layout:
+    """How a write lays out its files. Refuses a session that would shred variants, which
+    a table without the ``variantShredding`` feature must not hold (PROTOCOL.md)."""
+    if _has_variant(schema) and str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() != "false":
+        raise DeltaAnalysisException(
+            f"{where}: cannot write variant columns while {_WRITE_SHREDDING} is true (Spark's default): the table "
+            f"must hold them unshredded (sparkdelta does not write table feature variantShredding); set it to false "
+            f"(sparkdelta.configure does so for a new session)"
+        )
     by_name = {f.name.lower(): f for f in schema.fields}
     partitions = [by_name[c.lower()] for c in metadata.partition_columns]
     leaves = stats_leaves(metadata.schema, metadata.partition_columns, metadata.configuration)
@@ -468,7 +491,7 @@ def _write(
     if mapping_mode(configuration) != "none":
         rows = to_physical(rows, schema)
     try:
-        adds = _write_files(rows, table.storage, table.root, _layout(df.sparkSession, schema, metadata), data_change)
+        adds = _write_files(rows, table.storage, table.root, _layout(df.sparkSession, schema, metadata, where), data_change)
     except Exception as exc:
         found = violation(exc, where)
         if found is None:
@@ -533,7 +556,8 @@ def write_table_files(df: DataFrame, snapshot: Snapshot, data_change: bool = Tru
     if mapping_mode(metadata.configuration) != "none":
         rows = to_physical(rows, schema)
     try:
-        return _write_files(rows, snapshot.storage, snapshot.table_root, _layout(df.sparkSession, schema, metadata), data_change)
+        layout = _layout(df.sparkSession, schema, metadata, snapshot.table_root)
+        return _write_files(rows, snapshot.storage, snapshot.table_root, layout, data_change)
     except Exception as exc:
         found = violation(exc, snapshot.table_root)
         if found is None:
@@ -554,7 +578,7 @@ def write_change_files(df: DataFrame, snapshot: Snapshot) -> list[AddCDCFile]:
     if mapping_mode(metadata.configuration) != "none":
         rows = to_physical(rows, schema)
     root = f"{snapshot.table_root}/{CHANGE_DATA_DIR}"
-    written = _write_files(rows, snapshot.storage, root, _layout(df.sparkSession, table_schema, metadata), False)
+    written = _write_files(rows, snapshot.storage, root, _layout(df.sparkSession, table_schema, metadata, root), False)
     return [AddCDCFile(f"{CHANGE_DATA_DIR}/{a.path}", a.partition_values, a.size) for a in written]
 
 
