@@ -16,6 +16,7 @@ two differ, the test names the side PROTOCOL.md supports.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,12 +116,16 @@ FEATURES: dict[str, Feature] = {
     ),
     "type_widening": Feature(
         (
-            "CREATE TABLE {t} (id INT, small SHORT) USING delta TBLPROPERTIES ('delta.enableTypeWidening'='true')",
-            "INSERT INTO {t} VALUES (1, 10)",
+            "CREATE TABLE {t} (id INT, small SHORT, amount DECIMAL(6,2)) USING delta"
+            " TBLPROPERTIES ('delta.enableTypeWidening'='true', 'delta.checkpointInterval'='4')",
+            "INSERT INTO {t} VALUES (1, 10, 1.25), (3, 30, 3.5)",
             "ALTER TABLE {t} ALTER COLUMN small TYPE INT",
-            "INSERT INTO {t} VALUES (2, 100000)",
+            "INSERT INTO {t} VALUES (2, 100000, 2.75)",
+            "ALTER TABLE {t} ALTER COLUMN amount TYPE DECIMAL(10,4)",
+            "ALTER TABLE {t} ALTER COLUMN small TYPE BIGINT",
+            "UPDATE {t} SET amount = amount * 1000, small = small * 100000 WHERE id > 1",
+            "DELETE FROM {t} WHERE small < 20",
         ),
-        refused_by_sparkdelta="typeWidening",
     ),
     "timestamp_ntz": Feature(
         (
@@ -170,11 +175,14 @@ FEATURES: dict[str, Feature] = {
     ),
     "variant": Feature(
         (
-            "CREATE TABLE {t} (id INT, v VARIANT) USING delta",
-            """INSERT INTO {t} SELECT 1, parse_json('{{"a": 1, "b": [1, 2]}}')""",
-            "INSERT INTO {t} SELECT 2, parse_json('null')",
+            "CREATE TABLE {t} (id INT, v VARIANT, a ARRAY<VARIANT>) USING delta TBLPROPERTIES ('delta.enableChangeDataFeed'='true')",
+            """INSERT INTO {t} SELECT 1, parse_json('{{"a": 1, "b": [1, 2]}}'), array(parse_json('"x"'), NULL)""",
+            "INSERT INTO {t} SELECT 2, parse_json('null'), NULL",
+            "INSERT INTO {t} SELECT 3, NULL, array(parse_json('[1, {{\"k\": 2.5}}]'))",
+            "UPDATE {t} SET v = parse_json('{{\"a\": 7}}') WHERE id = 2",
+            "DELETE FROM {t} WHERE v:a::int = 1",
         ),
-        refused_by_sparkdelta="variantType",
+        change_feed=True,
     ),
 }
 
@@ -338,5 +346,17 @@ def test_sparkdelta_writes_deltaspark_reads(name: str, spark: SparkSession, delt
 def test_variant_paths_in_sql_read_as_in_deltaspark(spark: SparkSession, deltaspark: DeltaSpark, written: Written) -> None:
     """Spark 4's ``v:path`` syntax on a Delta path; a JSON path on a string stays a JSON path."""
     path = written.by_deltaspark("variant")
-    query = f"SELECT id, v:a::int AS a, v:b[1] AS b1, get_json_object(to_json(v), '$.b[0]') AS b0 FROM delta.`{path}`"
+    query = (
+        f"SELECT id, v:a::int AS a, v:b[1] AS b1, get_json_object(to_json(v), '$.b[0]') AS b0 FROM delta.`{path}` VERSION AS OF 2"
+    )
     assert rows(spark.sql(query)) == deltaspark.sql_rows(query) == [(1, 1, ("variant", "2"), "1"), (2, None, None, None)]
+
+
+def test_type_changes_are_recorded_as_deltaspark_records_them(written: Written) -> None:
+    """ALTER COLUMN ... TYPE: the same field metadata (``delta.typeChanges``) and protocol in both logs."""
+    ours, theirs = (
+        Table(written.by_sparkdelta("type_widening")).snapshot(),
+        Table(written.by_deltaspark("type_widening")).snapshot(),
+    )
+    assert json.loads(ours.metadata.schema_string) == json.loads(theirs.metadata.schema_string)
+    assert {"typeWidening"} <= ours.protocol.reader_features == theirs.protocol.reader_features

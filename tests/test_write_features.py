@@ -144,10 +144,7 @@ def test_merge_schema_with_a_timestamp_ntz_column_upgrades_the_protocol_in_the_s
     assert deltalake.DeltaTable(path).to_pyarrow_table().sort_by("id").to_pylist() == expected
 
 
-@pytest.mark.parametrize(
-    ("key", "feature"),
-    [("delta.enableRowTracking", "rowTracking"), ("delta.enableTypeWidening", "typeWidening")],
-)
+@pytest.mark.parametrize(("key", "feature"), [("delta.enableRowTracking", "rowTracking")])
 def test_features_we_cannot_write_are_refused_by_name(spark: SparkSession, tmp_path: Path, key: str, feature: str) -> None:
     path = str(tmp_path / "t")
     with pytest.raises(UnsupportedFeatureError, match=f"table feature\\(s\\) {feature}"):
@@ -672,3 +669,53 @@ def test_properties_and_description_given_by_a_caller_apply_to_a_new_table(spark
     with pytest.raises(InvalidTablePropertyError, match="delta.appendOnly"):
         write_dataframe(spark.range(2), path, "append", None, {}, {"delta.appendOnly": "sometimes"})
     assert _state(path) == before
+
+
+def test_variant_writes_refuse_a_session_that_shreds(spark: SparkSession, tmp_path: Path) -> None:
+    """A table without ``variantShredding`` must hold unshredded variants (PROTOCOL.md); the
+    session's setting is named in the error and left as the user set it."""
+    path = str(tmp_path / "t")
+    data = spark.range(3).selectExpr("id", "parse_json(concat('{\"a\": ', id, '}')) AS v")
+    shredding = "spark.sql.variant.writeShredding.enabled"
+    assert spark.conf.get(shredding) == "false", "sparkdelta.configure's default for a new session"
+    for value in ("true", None):  # set, or Spark's own default (true)
+        spark.conf.unset(shredding) if value is None else spark.conf.set(shredding, value)
+        try:
+            with pytest.raises(DeltaAnalysisException, match=f"{shredding} is true"):
+                data.write.format("delta").save(path)
+            assert _state(path) == (None, [])
+            assert spark.conf.get(shredding, None) == value
+        finally:
+            spark.conf.set(shredding, "false")
+    data.write.format("delta").save(path)
+    protocol = Table(path).snapshot().protocol
+    assert "variantType" in protocol.reader_features and "variantType" in protocol.writer_features
+    field = pq.read_schema(next(Path(path).glob("*.parquet"))).field("v")
+    assert sorted(f.name for f in field.type) == ["metadata", "value"]
+    assert [r.a for r in spark.read.format("delta").load(path).selectExpr("v:a::int AS a").orderBy("a").collect()] == [0, 1, 2]
+
+
+def test_type_changes_are_refused_unless_enabled_and_widening(spark: SparkSession, tmp_path: Path) -> None:
+    """PROTOCOL.md's Type Widening: only with ``delta.enableTypeWidening`` and only to a wider
+    type; a refused change commits nothing."""
+    path = str(tmp_path / "t")
+    spark.sql(f"CREATE TABLE delta.`{path}` (i INT, f FLOAT, d DECIMAL(5,2), day DATE) USING delta")
+    with pytest.raises(DeltaAnalysisException, match="delta.enableTypeWidening"):
+        spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN i TYPE BIGINT")
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    before = _state(path)
+    for column, narrower in (
+        ("i", "SMALLINT"),
+        ("f", "INT"),
+        ("d", "DECIMAL(6,1)"),
+        ("i", "DECIMAL(9,0)"),
+        ("day", "TIMESTAMP_NTZ"),
+    ):
+        with pytest.raises(DeltaAnalysisException, match="not a type widening"):
+            spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN {column} TYPE {narrower}")
+    assert _state(path) == before
+    for column, wider in (("i", "DOUBLE"), ("f", "DOUBLE"), ("d", "DECIMAL(8,3)")):
+        spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN {column} TYPE {wider}")
+    changes = {f.name: f.metadata.get("delta.typeChanges") for f in Table(path).snapshot().schema.fields}
+    assert changes["i"] == [{"toType": "double", "fromType": "integer"}]
+    assert changes["d"] == [{"toType": "decimal(8,3)", "fromType": "decimal(5,2)"}]

@@ -50,6 +50,10 @@ KERNEL_READER_FEATURES = frozenset(
 # DV keeps its stats' ``numRecords``, the spec's one writer requirement.
 # Checkpoint protection: log cleanup never creates checkpoints and never deletes one at or
 # above the version it truncates to (exception (a) of the feature's writer rule).
+# Variant: Spark's Parquet writer stores a variant unshredded (a struct of ``value`` and
+# ``metadata`` binaries), the spec's one writer rule; the engine refuses a session that
+# shreds. Stats hold no bounds for it. Type widening: ALTER COLUMN ... TYPE checks the
+# property and records ``delta.typeChanges`` (``spark/alter.py``); files keep their types.
 KERNEL_WRITER_FEATURES = frozenset(
     {
         "appendOnly",
@@ -66,6 +70,10 @@ KERNEL_WRITER_FEATURES = frozenset(
         "vacuumProtocolCheck",
         "inCommitTimestamp",
         "v2Checkpoint",
+        "variantType",
+        "variantType-preview",
+        "typeWidening",
+        "typeWidening-preview",
     }
 )
 

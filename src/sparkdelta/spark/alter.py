@@ -17,16 +17,20 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import DataType, DecimalType, StructField, StructType
 
 from ..kernel import Metadata, Snapshot, Table, metadata_change
 from ..kernel.clustering import CLUSTERING_FEATURE, clustering_domain
 from ..kernel.column_mapping import mapping_mode
+from ..kernel.features import is_true
 from ..kernel.protocol import FEATURE_PROP_PREFIX, require_writable, required_protocol, writer_features
 from ..kernel.table_properties import normalize_properties
 from .constraints import CONSTRAINT_PREFIX
 from .read import read_snapshot, spark_schema
 from .write_schema import DeltaAnalysisException, delta_schema_json, new_table_schema
+
+TYPE_WIDENING_PROPERTY = "delta.enableTypeWidening"
+TYPE_CHANGES_KEY = "delta.typeChanges"
 
 
 def _commit(
@@ -144,6 +148,67 @@ def set_comment(table: Table, path: list[str], comment: str) -> None:
         return conf, _replaced(schema, path[:-1], StructType(fields))
 
     _commit(table, change, "CHANGE COLUMN", {"column": json.dumps({"name": ".".join(path), "comment": comment})})
+
+
+_INTEGERS = ("byte", "short", "integer", "long")
+
+
+def _widens(old: DataType, new: DataType) -> bool:
+    """Whether ``old`` -> ``new`` is one of the type changes PROTOCOL.md's Type Widening allows.
+
+    Date -> timestamp_ntz is allowed there too; it is left out here because stats written as
+    dates would then be compared as timestamps."""
+    old_name, new_name = old.typeName(), new.typeName()
+    if old_name in _INTEGERS and new_name in _INTEGERS:
+        return _INTEGERS.index(old_name) < _INTEGERS.index(new_name)
+    if new_name == "double":
+        return old_name in ("float", "byte", "short", "integer")
+    if isinstance(new, DecimalType):
+        if isinstance(old, DecimalType):
+            grown, scaled = new.precision - old.precision, new.scale - old.scale
+            return grown >= scaled >= 0 and (grown, scaled) != (0, 0)
+        digits = {"byte": 10, "short": 10, "integer": 10, "long": 20}.get(old_name)
+        return digits is not None and new.precision - digits >= new.scale >= 0
+    return False
+
+
+def _widened(field: StructField, new_type: DataType, path: list[str], where: str) -> StructField:
+    """``field`` with ``new_type``, its change recorded in ``delta.typeChanges``; refused unless a widening."""
+    if not _widens(field.dataType, new_type):
+        raise DeltaAnalysisException(
+            f"[DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP] {where}: cannot change {'.'.join(path)} from "
+            f"{field.dataType.simpleString()} to {new_type.simpleString()}: not a type widening sparkdelta supports "
+            "(byte < short < int < long, float or int to double, wider decimals, integers to wide enough decimals)"
+        )
+    history = [
+        *field.metadata.get(TYPE_CHANGES_KEY, []),
+        {"toType": new_type.jsonValue(), "fromType": field.dataType.jsonValue()},
+    ]
+    return StructField(field.name, new_type, field.nullable, {**field.metadata, TYPE_CHANGES_KEY: history})
+
+
+def change_type(table: Table, path: list[str], new_type: DataType) -> None:
+    """``ALTER TABLE ... ALTER COLUMN c TYPE t``: widen a column's type (table feature typeWidening).
+
+    Data files keep their old types; readers widen them as they read (Spark's Parquet reader
+    does). The change is recorded in the field's ``delta.typeChanges`` metadata."""
+    snapshot = table.snapshot()
+    if not is_true(snapshot.configuration, TYPE_WIDENING_PROPERTY):
+        raise DeltaAnalysisException(
+            f"[DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP] {table.root}: changing the type of {'.'.join(path)} needs "
+            f"type widening; enable it first with ALTER TABLE ... SET TBLPROPERTIES ('{TYPE_WIDENING_PROPERTY}' = 'true')"
+        )
+    _, field = _field(spark_schema(snapshot), path, table.root)
+    if field.dataType == new_type:
+        return
+    widened = _widened(field, new_type, path, table.root)
+
+    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
+        parent, current = _field(schema, path, table.root)
+        new = _widened(current, new_type, path, table.root)
+        return conf, _replaced(schema, path[:-1], StructType([new if f is current else f for f in parent.fields]))
+
+    _commit(table, change, "CHANGE COLUMN", {"column": json.dumps(widened.jsonValue(), separators=(",", ":"))})
 
 
 def _require_mapping(table: Table, what: str) -> None:

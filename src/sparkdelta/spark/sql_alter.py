@@ -57,6 +57,11 @@ def _path(node: exp.Expression) -> list[str]:
     return [node.name]
 
 
+def _only(action: exp.Expression, *keys: str) -> bool:
+    """Whether ``action`` sets nothing but its target and ``keys``."""
+    return not [k for k, v in action.args.items() if k not in ("this", *keys) and v]
+
+
 def _column_def(column: exp.ColumnDef) -> tuple[list[str], StructField]:
     data_type = _parse_datatype_string(column.args["kind"].sql(dialect=DeltaSpark))
     metadata, nullable = {}, True
@@ -135,6 +140,8 @@ def _run_action(spark: SparkSession, table: Table, action: exp.Expression) -> No
         alter.rename_column(table, _path(action.this), action.args["to"].name)
     elif isinstance(action, exp.ClusterProperty):
         alter.cluster_by(table, [".".join(_path(c)) for c in action.expressions])
+    elif isinstance(action, exp.AlterColumn) and action.args.get("dtype") is not None and _only(action, "dtype"):
+        alter.change_type(table, _path(action.this), _parse_datatype_string(action.args["dtype"].sql(dialect=DeltaSpark)))
     elif isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
         others = [k for k, v in action.args.items() if k not in ("this", "comment") and v]
         if others:
