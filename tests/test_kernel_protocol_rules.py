@@ -84,16 +84,15 @@ def test_a_protocol_action_cannot_drop_features_or_dodge_the_gate(tmp_path: Path
         json.dumps(
             {
                 "protocol": {
-                    "minReaderVersion": 3,
+                    "minReaderVersion": 1,
                     "minWriterVersion": 7,
-                    "readerFeatures": ["typeWidening"],
-                    "writerFeatures": ["typeWidening"],
+                    "writerFeatures": ["domainMetadata", "rowTracking"],
                 }
             }
         )
         + "\n"
     )
-    with pytest.raises(UnsupportedFeatureError, match="typeWidening"):
+    with pytest.raises(UnsupportedFeatureError, match="rowTracking"):
         table.transaction().commit([Protocol(1, 2), add("c.parquet")], "WRITE")
 
 
