@@ -30,7 +30,7 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructField, StructType, TimestampType, VariantType
+from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
 from ..kernel import (
     AddCDCFile,
@@ -47,9 +47,10 @@ from ..kernel import (
 )
 from ..kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clustering_domain
 from ..kernel.column_mapping import mapping_mode
+from ..kernel.features import metadata_features
 from ..kernel.file_actions import remove_actions
 from ..kernel.parquet_footer import parquet_metadata
-from ..kernel.protocol import require_writable
+from ..kernel.protocol import FEATURE_PROP_PREFIX, require_writable
 from ..kernel.stats_schema import stats_leaves
 from ..kernel.storage import FileStatus, Storage
 from ..kernel.table_properties import normalize_properties
@@ -158,22 +159,10 @@ class _Layout:
 _WRITE_SHREDDING = "spark.sql.variant.writeShredding.enabled"
 
 
-def _has_variant(data_type: DataType) -> bool:
-    if isinstance(data_type, VariantType):
-        return True
-    if isinstance(data_type, StructType):
-        return any(_has_variant(f.dataType) for f in data_type.fields)
-    if isinstance(data_type, ArrayType):
-        return _has_variant(data_type.elementType)
-    if isinstance(data_type, MapType):
-        return _has_variant(data_type.keyType) or _has_variant(data_type.valueType)
-    return False
-
-
 def _layout(spark: SparkSession, schema: StructType, metadata: Metadata, where: str) -> _Layout:
     """How a write lays out its files. Refuses a session that would shred variants, which
     a table without the ``variantShredding`` feature must not hold (PROTOCOL.md)."""
-    if _has_variant(schema) and str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() != "false":
+    if "variantType" in metadata_features(metadata) and str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() != "false":
         raise DeltaAnalysisException(
             f"{where}: cannot write variant columns while {_WRITE_SHREDDING} is true (Spark's default): the table "
             f"must hold them unshredded (sparkdelta does not write table feature variantShredding); set it to false "
@@ -305,7 +294,7 @@ def _plan_new_schema(
     if missing:
         raise DeltaAnalysisException(f"{where}: partition column(s) {', '.join(missing)} are not in the data")
     if cluster_by:
-        properties = {**properties, f"delta.feature.{CLUSTERING_FEATURE}": "supported"}
+        properties = {**properties, f"{FEATURE_PROP_PREFIX}{CLUSTERING_FEATURE}": "supported"}
     plan = _plan_new_metadata(df, snapshot, partition_columns, schema, properties, description, where)
     if not cluster_by:
         return plan
