@@ -83,7 +83,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparkdelta.kernel import Table
-from sparkdelta.spark.scan import scan_info
+from sparkdelta.spark.read.scan import scan_info
 from sparkdelta.tables import DeltaTable
 
 MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"

@@ -58,7 +58,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparkdelta.kernel import Table
-from sparkdelta.spark.scan import scan_info
+from sparkdelta.spark.read.scan import scan_info
 
 READ_TARGET = 1.10
 WRITE_TARGET = 1.20
@@ -272,7 +272,7 @@ def scan_summary(df: DataFrame) -> str:
 def profile_ours(spark: SparkSession, df: DataFrame, table: str, files: list[str], rows: int, workdir: Path) -> None:
     """Where ours spends time: write phases, and plan construction vs execution on reads."""
     from sparkdelta.kernel import transaction as tx_mod
-    from sparkdelta.spark import write as write_mod
+    from sparkdelta.spark.write import dataframe as write_mod
 
     print("\n## Profile of ours")
     timers: dict[str, float] = {}

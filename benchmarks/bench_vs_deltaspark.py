@@ -696,7 +696,7 @@ class Worker:
         self.outcomes["selective_scan"] = {"check": self.checksum(selective)}
         self.info["selective_scan_input_files"] = len(selective.inputFiles())
         if self.side == OURS:
-            from sparkdelta.spark.scan import scan_info
+            from sparkdelta.spark.read.scan import scan_info
 
             info = scan_info(selective)
             self.info["selective_scan_info"] = [info.files_read, info.files_total] if info else None

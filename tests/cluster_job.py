@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import AtomicType
 
 import sparkdelta
-from sparkdelta.spark.scan import scan_info
+from sparkdelta.spark.read.scan import scan_info
 from sparkdelta.tables import DeltaTable
 
 APP_NAME = "sparkdelta-cluster-test"

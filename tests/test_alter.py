@@ -13,8 +13,8 @@ from pyspark.sql import SparkSession
 
 from sparkdelta.kernel import ConcurrentAppendException, Table
 from sparkdelta.kernel.table_properties import InvalidTablePropertyError
-from sparkdelta.spark.constraints import DeltaInvariantViolationException
-from sparkdelta.spark.write_schema import DeltaAnalysisException
+from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
+from sparkdelta.spark.write.schema import DeltaAnalysisException
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_add_constraint_refused_when_rows_land_after_its_check(
     """The constraint is checked against one snapshot: an append committed after the check
     (here, one that violates it) must refuse the ALTER, as in delta-spark, where it read
     the whole table and so is no blind append."""
-    from sparkdelta.spark import alter
+    from sparkdelta.spark.commands import alter
 
     checked_rows = alter.read_snapshot
     bad = spark.createDataFrame([(-1, "n", (0, "q"))], "id long, v string, s struct<n: int, w: string>")

@@ -12,8 +12,8 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from sparkdelta.kernel import InvalidTableOperationError, Table
-from sparkdelta.spark.scan import scan_info
-from sparkdelta.spark.write_schema import DeltaAnalysisException
+from sparkdelta.spark.read.scan import scan_info
+from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 

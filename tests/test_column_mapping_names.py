@@ -26,7 +26,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkdelta.kernel import Table
-from sparkdelta.spark.scan import scan_info
+from sparkdelta.spark.read.scan import scan_info
 from sparkdelta.tables import DeltaTable
 
 Row = dict[str, Any]

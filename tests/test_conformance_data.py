@@ -61,7 +61,7 @@ from pyspark.sql.types import VariantVal
 from sparkdelta.kernel import Table, UnsupportedFeatureError
 from sparkdelta.kernel.errors import DeltaError
 from sparkdelta.spark.paths import absolute_path
-from sparkdelta.spark.read import read_snapshot
+from sparkdelta.spark.read.parquet import read_snapshot
 
 MANIFEST = load_manifest()
 
@@ -626,7 +626,7 @@ def test_awkward_paths_keep_every_row_and_its_partition_value(spark: Any, tmp_pa
 def test_a_file_spelled_differently_fails_loudly_instead_of_losing_rows(
     spark: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sparkdelta.spark.read as read_module
+    import sparkdelta.spark.read.parquet as read_module
 
     root = tmp_path / "table"
     _write_awkward_table(root)

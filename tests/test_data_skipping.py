@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from sparkdelta.kernel import skipping as S
-from sparkdelta.spark.scan import scan_info
+from sparkdelta.spark.read.scan import scan_info
 
 CONDITIONS = [
     ("id < 500", 4),  # spark.range splits 0..9999 into 20 exact runs of 500 ids

@@ -38,7 +38,7 @@ from sparkdelta.kernel.deletion_vectors import (
 )
 from sparkdelta.kernel.errors import InvalidLogError
 from sparkdelta.kernel.storage import LocalStorage
-from sparkdelta.spark.read import _broadcast_threshold, read_snapshot
+from sparkdelta.spark.read.parquet import _broadcast_threshold, read_snapshot
 
 _B85_TO_Z85 = bytes.maketrans(
     b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~",
@@ -421,7 +421,7 @@ def test_a_corrupt_dv_fails_the_read_naming_it(spark: Any, tmp_path: Path) -> No
 def test_a_dv_file_spelled_differently_fails_loudly_instead_of_keeping_deleted_rows(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sparkdelta.spark.read as read_module
+    import sparkdelta.spark.read.parquet as read_module
 
     _write_dv_table(tmp_path / "t")
     spelled = read_module.spark_file_uris

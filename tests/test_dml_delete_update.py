@@ -25,9 +25,9 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 from sparkdelta.kernel import ConcurrentAppendException, ConcurrentDeleteReadException, Table
 from sparkdelta.kernel.deletion_vectors import DeletionVectorDescriptor
-from sparkdelta.spark.constraints import DeltaInvariantViolationException
 from sparkdelta.spark.paths import absolute_path
-from sparkdelta.spark.write_schema import DeltaAnalysisException
+from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
+from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 COLUMNS = ["id", "p", "v", "s"]

@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sparkdelta.kernel import Table
-from sparkdelta.spark.write_schema import DeltaAnalysisException
+from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 # --------------------------------------------------------------------------- helpers

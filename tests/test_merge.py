@@ -37,9 +37,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from sparkdelta.kernel import ConcurrentDeleteReadException, Table
-from sparkdelta.spark.constraints import DeltaInvariantViolationException
-from sparkdelta.spark.dml.merge_execute import DeltaUnsupportedOperationException
-from sparkdelta.spark.write_schema import DeltaAnalysisException
+from sparkdelta.spark.commands.dml.merge_execute import DeltaUnsupportedOperationException
+from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
+from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 # --------------------------------------------------------------------------- data
@@ -401,7 +401,7 @@ def test_an_upsert_reads_only_the_files_holding_its_keys(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Inserts stretch the source's key range over every file; the file-level key join still finds the one to read."""
-    from sparkdelta.spark.dml import merge_execute
+    from sparkdelta.spark.commands.dml import merge_execute
 
     path = str(tmp_path / "t")
     spark.range(0, 1000).selectExpr("id", "id % 4 AS p", "id AS n", "'t' AS v").repartitionByRange(10, "id").write.format(

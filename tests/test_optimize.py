@@ -13,9 +13,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from sparkdelta.kernel import ConcurrentDeleteDeleteException, ConcurrentDeleteReadException, Table
-from sparkdelta.spark.optimize import _hilbert_transpose, _interleaved
-from sparkdelta.spark.scan import scan_info
-from sparkdelta.spark.write_schema import DeltaAnalysisException
+from sparkdelta.spark.commands.optimize import _hilbert_transpose, _interleaved
+from sparkdelta.spark.read.scan import scan_info
+from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 

@@ -14,7 +14,7 @@ from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from sparkdelta.kernel import Table
-from sparkdelta.spark.write import DeltaAnalysisException
+from sparkdelta.spark.write.dataframe import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 ALL_TYPES = (
@@ -356,7 +356,7 @@ def test_dynamic_partition_overwrite_replaces_only_written_partitions(spark, tmp
 
 
 def test_check_and_not_null_constraints_are_enforced_with_the_row_shown(spark, tmp_path: Path) -> None:
-    from sparkdelta.spark.constraints import DeltaInvariantViolationException
+    from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
 
     path = str(tmp_path / "t")
     spark.createDataFrame([(1, 5.0)], "id int, fare double").write.format("delta").save(path)
@@ -393,7 +393,7 @@ def test_rows_can_be_addressed_by_file_and_row_index(spark, tmp_path: Path) -> N
     """DML finds rows by (file, row index): both must be exact, per file, from zero."""
     import pyarrow.parquet as pq
 
-    from sparkdelta.spark.read import ROW_INDEX_COLUMN, read_files
+    from sparkdelta.spark.read.parquet import ROW_INDEX_COLUMN, read_files
 
     path = str(tmp_path / "addressed")
     spark.range(0, 300, 1, 3).selectExpr("id", "id % 2 AS p").write.format("delta").partitionBy("p").save(path)
@@ -444,7 +444,7 @@ def test_large_local_scans_list_their_folders_and_read_exactly_the_logs_files(
     per file); the rows are the log's whatever else lies in those folders: older files after
     an UPDATE (picked by name, or named one by one above the name-list limit), and a file
     the log names but storage lacks fails loudly. Thresholds lowered to keep the table small."""
-    import sparkdelta.spark.read as read_module
+    import sparkdelta.spark.read.parquet as read_module
 
     monkeypatch.setattr(read_module, "_LISTED_SCAN_MIN_LOCAL_FILES", 4)
     monkeypatch.setattr(read_module, "_FILES_PER_LISTED_FOLDER", 2)
@@ -482,7 +482,7 @@ def test_large_local_scans_list_their_folders_and_read_exactly_the_logs_files(
 def test_input_files_of_a_delta_read_come_from_the_log_as_spark_spells_them(spark, tmp_path: Path) -> None:
     """``inputFiles()`` answers from the scan's files, the same strings Spark's own gives
     (awkward partition values included), and only the files a filter keeps."""
-    from sparkdelta.spark.scan import scan_info
+    from sparkdelta.spark.read.scan import scan_info
 
     path = str(tmp_path / "t [x] é")
     spark.createDataFrame([(i, PARTITIONS[i % len(PARTITIONS)]) for i in range(40)], "id long, p string").write.format(

@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 import sparkdelta
 from sparkdelta.kernel import Table
-from sparkdelta.spark.sql_reads import DeltaSqlError
+from sparkdelta.spark.sql.reads import DeltaSqlError
 from sparkdelta.tables import DeltaTable
 
 TIMING_METRICS = {"executionTimeMs", "scanTimeMs", "rewriteTimeMs", "materializeSourceTimeMs"}

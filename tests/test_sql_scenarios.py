@@ -23,7 +23,7 @@ from sql_scenario_data import taxi_rows
 
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.vacuum import VacuumRetentionError
-from sparkdelta.spark.sql_runner import split_statements
+from sparkdelta.spark.sql.runner import split_statements
 from sparkdelta.tables import DeltaTable
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "examples" / "scenarios.sql"

@@ -26,9 +26,9 @@ from sparkdelta.builder import DeltaTableBuilder, IdentityGenerator
 from sparkdelta.kernel import InvalidTableOperationError, Metadata, Protocol, Table
 from sparkdelta.kernel.errors import UnsupportedFeatureError
 from sparkdelta.kernel.table_properties import InvalidTablePropertyError
-from sparkdelta.spark.constraints import DeltaInvariantViolationException
-from sparkdelta.spark.generated import InvalidGeneratedColumnError
-from sparkdelta.spark.write import DeltaAnalysisException
+from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
+from sparkdelta.spark.write.dataframe import DeltaAnalysisException
+from sparkdelta.spark.write.generated import InvalidGeneratedColumnError
 
 ID = "delta.columnMapping.id"
 PHYSICAL = "delta.columnMapping.physicalName"
@@ -657,7 +657,7 @@ def test_the_builder_registers_named_tables(spark: SparkSession, tmp_path: Path)
 
 
 def test_properties_and_description_given_by_a_caller_apply_to_a_new_table(spark: SparkSession, tmp_path: Path) -> None:
-    from sparkdelta.spark.write import write_dataframe
+    from sparkdelta.spark.write.dataframe import write_dataframe
 
     path = str(tmp_path / "t")
     properties = {"owner": "ops", "delta.appendOnly": "true"}

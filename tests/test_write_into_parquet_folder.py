@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 
 from sparkdelta.kernel.clone import CloneTargetExistsError
 from sparkdelta.kernel.errors import DeltaError
-from sparkdelta.spark.write import DeltaAnalysisException
+from sparkdelta.spark.write.dataframe import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 

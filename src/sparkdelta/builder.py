@@ -25,11 +25,11 @@ from .kernel import Metadata, Table, TableNotFoundError, metadata_change
 from .kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clustering_domain
 from .kernel.file_actions import remove_actions
 from .kernel.protocol import FEATURE_PROP_PREFIX, require_writable
-from .spark.generated import GENERATION_EXPRESSION, validate_generated_columns
 from .spark.paths import normalize_location
 from .spark.storage import open_table
-from .spark.write import refuse_data_outside_a_table, table_properties
-from .spark.write_schema import DeltaAnalysisException, bare, delta_schema_json
+from .spark.write.dataframe import refuse_data_outside_a_table, table_properties
+from .spark.write.generated import GENERATION_EXPRESSION, validate_generated_columns
+from .spark.write.schema import DeltaAnalysisException, bare, delta_schema_json
 
 if TYPE_CHECKING:
     from .tables import DeltaTable

@@ -21,22 +21,31 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from .builder import IdentityGenerator
+from .builder import DeltaTableBuilder, IdentityGenerator
 from .kernel import TableNotFoundError
 from .kernel.clustering import clustering_columns
 from .kernel.errors import DeltaError, StorageError
 from .kernel.protocol import reader_features, writer_features
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
 from .kernel.restore import RestoreMetrics, restore
+from .spark.catalog import delta_entry
+from .spark.commands.clone import clone_table
+from .spark.commands.convert import convert_to_delta
+from .spark.commands.dml.delete import delete
+from .spark.commands.dml.merge import merge_builder
+from .spark.commands.dml.update import update
+from .spark.commands.drop_feature import drop_table_feature
+from .spark.commands.optimize import DeltaOptimizeBuilder
+from .spark.commands.vacuum import vacuum
 from .spark.paths import qualified
-from .spark.read import read_snapshot
+from .spark.read.parquet import read_snapshot
 from .spark.storage import open_table
 from .spark.time_zones import session_instant
 
 if TYPE_CHECKING:
     from .builder import DeltaTableBuilder
-    from .spark.dml.merge import DeltaMergeBuilder
-    from .spark.optimize import DeltaOptimizeBuilder
+    from .spark.commands.dml.merge import DeltaMergeBuilder
+    from .spark.commands.optimize import DeltaOptimizeBuilder
 
 __all__ = ["DeltaTable", "IdentityGenerator"]
 
@@ -67,7 +76,6 @@ HISTORY_SCHEMA = StructType(
 
 
 def _builder(spark: SparkSession | None, mode: str) -> DeltaTableBuilder:
-    from .builder import DeltaTableBuilder
 
     session = spark or SparkSession.getActiveSession()
     if session is None:
@@ -113,14 +121,12 @@ class DeltaTable:
         cls, sparkSession: SparkSession, identifier: str, partitionSchema: str | StructType | None = None
     ) -> DeltaTable:
         """Make ``parquet.`/path``` a Delta table in place (``partitionSchema`` names its partition columns)."""
-        from .spark.convert import convert_to_delta
 
         return cls(sparkSession, convert_to_delta(sparkSession, identifier, partitionSchema))
 
     @classmethod
     def forName(cls, sparkSession: SparkSession, tableOrViewName: str) -> DeltaTable:
         """The Delta table the catalog knows as ``tableOrViewName`` (``table`` or ``db.table``)."""
-        from .spark.catalog import delta_entry
 
         entry = delta_entry(sparkSession, tableOrViewName)
         return cls(sparkSession, entry.location, f"spark_catalog.{entry.name}")
@@ -169,7 +175,6 @@ class DeltaTable:
 
     def merge(self, source: DataFrame, condition: str | Column) -> DeltaMergeBuilder:
         """Merge ``source`` into this table on ``condition``; add ``when...`` clauses, then ``execute()``."""
-        from .spark.dml.merge import merge_builder
 
         return merge_builder(self._spark, self._table, self._alias, source, condition)
 
@@ -177,7 +182,6 @@ class DeltaTable:
 
     def delete(self, condition: str | Column | None = None) -> None:
         """Delete the rows where ``condition`` (SQL text or Column) is true; every row without one."""
-        from .spark.dml.delete import delete
 
         delete(self._spark, self._table, _checked_condition(condition))
 
@@ -187,7 +191,6 @@ class DeltaTable:
         Names are delta-spark's: backquotes quote a part (```x-y,z```, ```a.b``` the column),
         an unquoted dot reaches into a struct (``s.f``), and case does not matter.
         """
-        from .spark.dml.update import update
 
         if not isinstance(set, dict) or not set:
             raise ValueError("update needs 'set': a non-empty dict of column name to SQL expression or Column")
@@ -206,13 +209,11 @@ class DeltaTable:
     def vacuum(self, retentionHours: float | None = None, dryRun: bool = False) -> DataFrame:
         """Delete files no version inside the retention window reads (``delta.deletedFileRetentionDuration``
         unless ``retentionHours``); ``dryRun`` lists them instead."""
-        from .spark.vacuum import vacuum
 
         return vacuum(self._spark, self._table, retentionHours, dryRun)
 
     def optimize(self) -> DeltaOptimizeBuilder:
         """OPTIMIZE: ``.where(partition filter)``, then ``executeCompaction()`` or ``executeZOrderBy(cols)``."""
-        from .spark.optimize import DeltaOptimizeBuilder
 
         return DeltaOptimizeBuilder(self._spark, self._table)
 
@@ -259,7 +260,6 @@ class DeltaTable:
         version: int | None = None,
         timestamp: str | datetime | None = None,
     ) -> DeltaTable:
-        from .spark.clone import clone_table
 
         location, name = clone_table(self._spark, self._table, target, shallow, version, timestamp, replace, properties)
         return DeltaTable(self._spark, location, f"spark_catalog.{name}" if name else None)
@@ -274,7 +274,6 @@ class DeltaTable:
 
     def dropFeatureSupport(self, featureName: str, truncateHistory: bool | None = None) -> None:
         """Drop a table feature and lower the protocol (delta-spark 4's ``ALTER TABLE ... DROP FEATURE``)."""
-        from .spark.drop_feature import drop_table_feature
 
         drop_table_feature(self._spark, self._table, featureName, bool(truncateHistory))
 

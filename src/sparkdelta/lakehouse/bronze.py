@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..spark.progress import progress as track
+from ..progress import progress as track
 from . import markers
 from .warehouse import Location, Warehouse, retention_property, table_at
 

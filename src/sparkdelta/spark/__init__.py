@@ -1,19 +1,22 @@
-"""The PySpark engine: ``format("delta")`` reads and writes on Spark's native Parquet I/O."""
+"""The PySpark engine: ``format("delta")`` reads and writes on Spark's native Parquet I/O.
+
+The wings, as delta-spark has them: ``read/`` (snapshots as native Parquet scans, file
+pruning, the change feed), ``write/`` (DataFrames into tables: schema, stats,
+constraints), ``commands/`` (DML, OPTIMIZE, VACUUM, ALTER and the rest), ``sql/`` (Delta's
+SQL on sqlglot), with ``session.py`` and ``hooks.py`` routing Spark's own API to them.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-from .session import configure, spark_session
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
-
-__all__ = ["configure", "spark_session", "sql"]
+__all__ = ["configure", "spark_session"]
 
 
-def sql(spark: SparkSession, text: str) -> DataFrame:
-    """Run SQL with Delta's statements (``sql_runner``); the last statement's DataFrame."""
-    from .sql_runner import run_sql
+def __getattr__(name: str) -> Any:
+    # Importing a wing (say ``spark.paths``) must not load the session hooks and every command.
+    if name in __all__:
+        from . import session
 
-    return run_sql(spark, text)
+        return getattr(session, name)
+    raise AttributeError(name)

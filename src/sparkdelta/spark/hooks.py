@@ -12,7 +12,20 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
+from pyspark.sql.sql_formatter import SQLStringFormatter
+
+from .catalog import is_delta_table_name
+from .commands.auto_optimize import auto_compact
+from .named_tables import insert_into as insert_into_delta
+from .named_tables import read_table
+from .named_tables import save_as_table as save_delta_table
+from .read.scan import filter_with_pruning, input_files_from_log
+from .read.scan import load as load_delta
+from .sql.runner import run_sql
+from .write.dataframe import write_dataframe
+from .write.post_commit import register_post_commit_hook
 
 DELTA = "delta"
 
@@ -75,8 +88,6 @@ def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
         state = _state(self)
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, schema, **options)
-        from .scan import load as load_delta
-
         if not isinstance(path, str):
             raise ValueError("format('delta').load() needs one table path")
         merged = {**state["options"], **_keyed(options)}
@@ -98,8 +109,6 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
         state = _state(self)
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, mode, partitionBy, **options)
-        from .write import write_dataframe
-
         if path is None:
             raise ValueError("format('delta').save() needs a table path")
         write_dataframe(
@@ -131,9 +140,6 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
         partitionBy: Any = None,
         **options: Any,
     ) -> None:
-        from .catalog import is_delta_table_name
-        from .catalog import save_as_table as save_delta_table
-
         state = _state(self)
         chosen = (format or state["format"] or "").lower()
         spark = self._df.sparkSession
@@ -155,9 +161,6 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
 def _writer_insert_into(original: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(original)
     def insert_into(self: DataFrameWriter, tableName: str, overwrite: bool | None = None) -> None:
-        from .catalog import insert_into as insert_into_delta
-        from .catalog import is_delta_table_name
-
         if not is_delta_table_name(self._df.sparkSession, tableName):
             return original(self, tableName, overwrite)
         insert_into_delta(self._df, tableName, bool(overwrite) or (_state(self)["mode"] or "").lower() == "overwrite")
@@ -169,8 +172,6 @@ def _writer_insert_into(original: Callable[..., None]) -> Callable[..., None]:
 def _reader_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def table(self: DataFrameReader, tableName: str) -> DataFrame:
-        from .catalog import is_delta_table_name, read_table
-
         if not is_delta_table_name(self._spark, tableName):
             return original(self, tableName)
         return read_table(self._spark, tableName, _state(self)["options"])
@@ -181,8 +182,6 @@ def _reader_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame
 def _session_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def table(self: SparkSession, tableName: str) -> DataFrame:
-        from .catalog import is_delta_table_name, read_table
-
         if not is_delta_table_name(self, tableName):
             return original(self, tableName)
         return read_table(self, tableName, {})
@@ -193,9 +192,6 @@ def _session_table(original: Callable[..., DataFrame]) -> Callable[..., DataFram
 def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def sql(self: SparkSession, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:
-        from pyspark.sql.sql_formatter import SQLStringFormatter
-
-        from .sql_runner import run_sql
 
         if not kwargs:
             return run_sql(self, sqlQuery, original, args)
@@ -210,8 +206,6 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
 
 def install() -> None:
     """Wrap the reader, the writer and ``DataFrame.filter`` once per process."""
-    from .scan import filter_with_pruning, input_files_from_log
-
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     for cls in (DataFrameReader, DataFrameWriter):
@@ -222,8 +216,6 @@ def install() -> None:
     DataFrameWriter.partitionBy = _recording(DataFrameWriter.partitionBy, _record_partition_by)  # type: ignore[method-assign]
     DataFrameWriter.clusterBy = _recording(DataFrameWriter.clusterBy, _record_cluster_by)  # type: ignore[method-assign]
     DataFrameReader.load = _reader_load(DataFrameReader.load)  # type: ignore[method-assign]
-    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
-
     pruning_filter = filter_with_pruning(ClassicDataFrame.filter)
     ClassicDataFrame.filter = pruning_filter  # type: ignore[method-assign]
     ClassicDataFrame.where = pruning_filter  # type: ignore[method-assign]
@@ -234,4 +226,5 @@ def install() -> None:
     DataFrameReader.table = _reader_table(DataFrameReader.table)  # type: ignore[method-assign]
     SparkSession.table = _session_table(SparkSession.table)  # type: ignore[method-assign]
     SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
+    register_post_commit_hook("auto compaction", auto_compact)
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]

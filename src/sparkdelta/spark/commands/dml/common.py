@@ -1,0 +1,376 @@
+"""What DELETE, UPDATE and MERGE share: which rows and files a change touches, and its one commit.
+
+A DML command runs in three steps, each served here:
+
+1. **Candidates** (``candidate_files``): the files that may hold a row the condition
+   matches, by partition pruning and data skipping on the condition's kernel predicate.
+2. **Target rows** (``read_target``): the candidates' rows, deletion vectors applied,
+   each with its file's path as the log spells it (``FILE_PATH_COLUMN``) and its position
+   in that file (``ROW_INDEX_COLUMN``). The files a change touches come from an
+   aggregation on that path (``touched_files``), never from a loop over rows.
+3. **The commit** (``DmlCommit``): the command writes through it and commits once:
+
+   - copy-on-write: ``remove_files(touched)`` and ``add_rows(rows to keep and new versions)``;
+   - deletion vectors (``deletion_vectors_enabled``): ``delete_rows(candidates, rows)``
+     marks rows deleted where they are (a remove and an add of the same file with the
+     merged DV; a file that loses every row is only removed), and ``add_rows(new
+     versions)`` writes updated or inserted rows;
+   - change data feed (``change_data_feed_enabled``): ``add_changes(rows with
+     _change_type)`` writes ``_change_data`` files and their ``cdc`` actions. A commit
+     with ``cdc`` actions is read only through them, so every changed row of the
+     commit must be among them;
+   - ``commit(metrics)``: one kernel commit with conflict checks against the files
+     and partitions read. If anything fails before the commit lands, the files
+     written so far are deleted and the table is unchanged.
+
+Example (a copy-on-write DELETE, in outline)::
+
+    with DmlCommit(spark, table, snapshot, "DELETE", {"predicate": [text]}) as dml:
+        candidates = candidate_files(spark, snapshot, condition)
+        dml.read(candidates, condition)
+        target = read_target(spark, snapshot, candidates)
+        touched = touched_files(candidates, target.where(matched(condition)))
+        dml.remove_files(touched)
+        dml.add_rows(read_target(spark, snapshot, touched).where(~matched(condition)))
+        dml.commit({"numDeletedRows": int(pc.sum(touched.column(MATCHED_ROWS_COLUMN)).as_py())})
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ....kernel import AddCDCFile, AddFile, Snapshot, Table
+from ....kernel import skipping as S
+from ....kernel.actions import Action
+from ....kernel.file_actions import remove_actions
+from ....kernel.partitions import typed_partition_values
+from ....kernel.protocol import require_writable
+from ....kernel.transaction import CommitResult
+from ...read.parquet import read_files, spark_schema, without_field_metadata
+from ...read.predicates import Condition, kernel_predicate, schema_probe
+from ...write.dataframe import CHANGE_TYPE_COLUMN, keep_uncommitted, remove_unreferenced, write_change_files, write_table_files
+from .deletion_vectors import DeletedRows, store_deletion_vectors
+from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
+
+__all__ = [
+    "CHANGE_TYPE_COLUMN",
+    "FILE_PATH_COLUMN",
+    "Condition",
+    "MATCHED_ROWS_COLUMN",
+    "ROW_INDEX_COLUMN",
+    "DmlCommit",
+    "candidate_files",
+    "change_data_feed_enabled",
+    "condition_column",
+    "condition_sql",
+    "deletion_vectors_enabled",
+    "logical_rows",
+    "matched",
+    "partition_only_files",
+    "read_target",
+    "rows_written",
+    "touched_files",
+]
+
+
+def deletion_vectors_enabled(snapshot: Snapshot) -> bool:
+    """Whether DML marks rows deleted with deletion vectors (``delta.enableDeletionVectors``)."""
+    return str(snapshot.configuration.get("delta.enableDeletionVectors", "false")).lower() == "true"
+
+
+def change_data_feed_enabled(snapshot: Snapshot) -> bool:
+    """Whether DML must write change data files (``delta.enableChangeDataFeed``)."""
+    return str(snapshot.configuration.get("delta.enableChangeDataFeed", "false")).lower() == "true"
+
+
+def condition_column(condition: Condition | None) -> Column:
+    """A condition (SQL text or Column) as a Column; none means every row."""
+    if condition is None:
+        return F.lit(True)
+    return F.expr(condition) if isinstance(condition, str) else condition
+
+
+def condition_sql(spark: SparkSession, snapshot: Snapshot, condition: Condition) -> str:
+    """A condition's SQL as Spark resolves it against the table, for ``operationParameters``.
+
+    delta-spark records the resolved expression's SQL too (``(RideId = 100000)``);
+    text that does not resolve is recorded as given.
+    """
+    probe = schema_probe(spark, without_field_metadata(spark_schema(snapshot)))
+    try:
+        return str(probe.filter(condition_column(condition))._jdf.queryExecution().analyzed().condition().sql())
+    except Exception:  # the command itself reports an unresolvable condition
+        return condition if isinstance(condition, str) else str(condition)
+
+
+def matched(condition: Condition | None) -> Column:
+    """True exactly where ``condition`` is true: a NULL condition matches no row, as in SQL DML."""
+    return F.coalesce(condition_column(condition), F.lit(False))
+
+
+def candidate_files(spark: SparkSession, snapshot: Snapshot, condition: Condition | None) -> pa.Table:
+    """Rows of ``snapshot.files`` that may hold a row matching ``condition`` (partition pruning, data skipping)."""
+    predicate = kernel_predicate(spark, snapshot, condition)
+    files = snapshot.files
+    if predicate is None or files.num_rows == 0:
+        return files
+    evaluator = S.SkippingEvaluator(files, snapshot.schema, snapshot.partition_columns)
+    return files.filter(evaluator.keep(predicate))
+
+
+def _referenced_columns(spark: SparkSession, snapshot: Snapshot, condition: Condition) -> set[str] | None:
+    """Lower-cased names of the table columns ``condition`` reads (None if it does not resolve)."""
+    probe = schema_probe(spark, without_field_metadata(spark_schema(snapshot)))
+    try:
+        plan = probe.filter(condition_column(condition))._jdf.queryExecution().analyzed()
+        names = plan.condition().references().toSeq()
+        return {str(names.apply(i).name()).lower() for i in range(names.size())}
+    except Exception:  # a shape py4j cannot walk: treat it as reading data columns
+        return None
+
+
+def partition_only_files(spark: SparkSession, snapshot: Snapshot, condition: Condition | None) -> pa.Table | None:
+    """The files whose partition values satisfy ``condition`` when it reads partition columns only, else None.
+
+    Such a condition selects whole files, so Spark evaluates it exactly over one row of
+    typed partition values per file (a NULL result selects nothing), reading no data.
+    """
+    if condition is None or not snapshot.partition_columns:
+        return None
+    referenced = _referenced_columns(spark, snapshot, condition)
+    if not referenced or not referenced <= {c.lower() for c in snapshot.partition_columns}:
+        return None
+    files = snapshot.files
+    values = typed_partition_values(files.column("partitionValues").combine_chunks(), snapshot.schema, snapshot.partition_columns)
+    frame = spark.createDataFrame(values.append_column(FILE_PATH_COLUMN, files.column("path")))
+    chosen = frame.where(matched(condition)).select(FILE_PATH_COLUMN).collect()
+    paths = pa.array([row[0] for row in chosen], pa.string())
+    return files.filter(pc.is_in(files.column("path"), value_set=paths))
+
+
+def _num_records(stats: str | None) -> int:
+    return int(json.loads(stats).get("numRecords") or 0) if stats else 0
+
+
+def logical_rows(files: pa.Table) -> int:
+    """Rows of ``files`` by the log alone: stats' ``numRecords`` less DV cardinalities (0 for files without stats).
+
+    The row counts of metadata-only deletes, as delta-spark reports them.
+    """
+    physical = sum(_num_records(s) for s in files.column("stats").to_pylist())
+    deleted = pc.sum(files.column("deletionVector").combine_chunks().field("cardinality")).as_py() if files.num_rows else 0
+    return physical - int(deleted or 0)
+
+
+def rows_written(adds: list[AddFile]) -> int:
+    """Rows in newly written files, from their stats."""
+    return sum(_num_records(a.stats) for a in adds)
+
+
+def read_target(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:
+    """Rows of ``files`` (rows of ``snapshot.files``), with ``FILE_PATH_COLUMN`` and ``ROW_INDEX_COLUMN``."""
+    labelled = files.append_column(FILE_PATH_COLUMN, files.column("path"))
+    rows = read_files(spark, snapshot, labelled, file_columns=[FILE_PATH_COLUMN], with_row_index=True)
+    if ROW_INDEX_COLUMN not in rows.columns:  # read_files' empty result for no files lacks it
+        rows = rows.withColumn(ROW_INDEX_COLUMN, F.lit(None).cast("long"))
+    return rows
+
+
+def touched_files(files: pa.Table, rows: DataFrame) -> pa.Table:
+    """The rows of ``files`` holding any of ``rows`` (with ``FILE_PATH_COLUMN``), plus ``MATCHED_ROWS_COLUMN``.
+
+    One aggregation job; only one row per touched file reaches the driver.
+    """
+    counts = rows.groupBy(FILE_PATH_COLUMN).count().collect()
+    paths = pa.array([r[0] for r in counts], pa.string())
+    touched = files.filter(pc.is_in(files.column("path"), value_set=paths))
+    positions = pc.index_in(touched.column("path"), value_set=paths)
+    return touched.append_column(MATCHED_ROWS_COLUMN, pc.take(pa.array([r[1] for r in counts], pa.int64()), positions))
+
+
+def _partition_expression(predicate: S.Predicate | None, partition_columns: tuple[str, ...]) -> pc.Expression:
+    """The partition-column part of ``predicate`` as an Arrow expression over typed partition values.
+
+    What it cannot express becomes ``True`` (every partition), which only widens the
+    read set, so conflict checks stay sound.
+    """
+    names = {c.lower(): c for c in partition_columns}
+
+    def convert(p: S.Predicate) -> pc.Expression | None:
+        if isinstance(p, S.And):
+            left, right = convert(p.left), convert(p.right)
+            if left is None or right is None:
+                return left if right is None else right
+            return left & right
+        if isinstance(p, S.Or):
+            left, right = convert(p.left), convert(p.right)
+            return None if left is None or right is None else left | right
+        if isinstance(p, (S.Compare, S.In, S.IsNull)) and len(p.column.path) == 1 and p.column.path[0].lower() in names:
+            field = pc.field(names[p.column.path[0].lower()])
+            if isinstance(p, S.IsNull):
+                return field.is_valid() if p.negated else field.is_null()
+            if isinstance(p, S.In):
+                return field.isin([v.value for v in p.values])
+            value = pc.scalar(p.value.value)
+            return {
+                "=": field == value,
+                "<": field < value,
+                "<=": field <= value,
+                ">": field > value,
+                ">=": field >= value,
+            }[p.op]
+        return None
+
+    converted = convert(predicate) if predicate is not None else None
+    return converted if converted is not None else pc.scalar(True)
+
+
+class DmlCommit:
+    """One DML commit: the files it writes, the actions it gathers, its metrics; then ``commit``.
+
+    Use it as a context manager: leaving the block by an exception deletes every file
+    written through it (data, change data, deletion vectors), since none is referenced.
+    Metrics gathered here use delta-spark's names (``numAddedFiles``, ``numRemovedFiles``,
+    ``numAddedBytes``, ``numRemovedBytes``, ``numAddedChangeFiles``,
+    ``numDeletionVectorsAdded`` / ``Removed`` / ``Updated``, ``scanTimeMs``,
+    ``rewriteTimeMs``, ``executionTimeMs``); the command adds its own row counts.
+    """
+
+    def __init__(self, spark: SparkSession, table: Table, snapshot: Snapshot, operation: str, parameters: dict[str, Any]) -> None:
+        require_writable(snapshot.protocol, snapshot.metadata, snapshot.table_root)
+        self.spark = spark
+        self.table = table
+        self.snapshot = snapshot
+        self.operation = operation
+        self.parameters = parameters
+        self.transaction = table.transaction(read_snapshot=snapshot)
+        self.actions: list[Action] = []
+        self.metrics: dict[str, int] = {
+            "numAddedFiles": 0,
+            "numRemovedFiles": 0,
+            "numAddedBytes": 0,
+            "numRemovedBytes": 0,
+            "numAddedChangeFiles": 0,
+            "numDeletionVectorsAdded": 0,
+            "numDeletionVectorsRemoved": 0,
+            "numDeletionVectorsUpdated": 0,
+            "scanTimeMs": 0,
+            "rewriteTimeMs": 0,
+        }
+        self._started = time.monotonic()
+        self._written: list[AddFile | AddCDCFile] = []
+        self._dv_files: list[str] = []
+
+    def __enter__(self) -> DmlCommit:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        if error is not None:
+            self.abort()
+
+    @contextlib.contextmanager
+    def timed(self, metric: str, description: str) -> Iterator[None]:
+        """Add the block's wall time to ``metric`` (ms); its Spark jobs show ``description`` in the UI."""
+        context = self.spark.sparkContext
+        context.setJobDescription(f"{self.operation} {self.snapshot.table_root}: {description}")
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.metrics[metric] += int((time.monotonic() - start) * 1000)
+            context.setJobDescription(None)  # type: ignore[arg-type]
+
+    def read(self, files: pa.Table, condition: Condition | None = None, predicate: S.Predicate | None = None) -> None:
+        """Record what the outcome depends on: ``files``, and the partitions ``condition`` selects.
+
+        A concurrent commit that removes one of ``files`` then conflicts
+        (``ConcurrentDeleteReadException``), as does one adding files (other than a blind
+        append, under WriteSerializable) into a partition the condition may match.
+        ``predicate``, if given, is the condition's kernel form (else it is derived).
+        """
+        if predicate is None and condition is not None:
+            predicate = kernel_predicate(self.spark, self.snapshot, condition)
+        self.transaction.mark_files_read(files.column("path").to_pylist())
+        self.transaction.mark_read_predicate(_partition_expression(predicate, self.snapshot.partition_columns))
+
+    def remove_files(self, files: pa.Table) -> None:
+        """Remove ``files`` (rows of ``snapshot.files``) with their partition values, size, stats and DV."""
+        self.actions.extend(remove_actions(files, data_change=True))
+        self.metrics["numRemovedFiles"] += files.num_rows
+        self.metrics["numRemovedBytes"] += int(pc.sum(files.column("size")).as_py() or 0)
+        self.metrics["numDeletionVectorsRemoved"] += int(pc.sum(files.column("deletionVector").is_valid()).as_py() or 0)
+
+    def add_rows(self, rows: DataFrame) -> list[AddFile]:
+        """Write ``rows`` (the table's columns, by name) as new data files; constraints checked in the job."""
+        written = write_table_files(rows, self.snapshot)
+        self._written.extend(written)
+        # Spark writes a file even for no rows; an empty file adds nothing to the table.
+        adds = [a for a in written if _num_records(a.stats) > 0]
+        remove_unreferenced(self.snapshot.storage, self.snapshot.table_root, [a for a in written if a not in adds])
+        self.actions.extend(adds)
+        self.metrics["numAddedFiles"] += len(adds)
+        self.metrics["numAddedBytes"] += sum(a.size for a in adds)
+        return adds
+
+    def add_changes(self, rows: DataFrame) -> list[AddCDCFile]:
+        """Write change rows (the table's columns and ``_change_type``) as change data files with ``cdc`` actions."""
+        cdcs = write_change_files(rows, self.snapshot)
+        self._written.extend(cdcs)
+        self.actions.extend(cdcs)
+        self.metrics["numAddedChangeFiles"] += len(cdcs)
+        return cdcs
+
+    def delete_rows(self, files: pa.Table, rows: DataFrame) -> DeletedRows:
+        """Mark ``rows`` (``FILE_PATH_COLUMN``, ``ROW_INDEX_COLUMN``; rows of ``files``) deleted with deletion vectors.
+
+        Each touched file's DV is the union of its old one and the new rows, written on
+        the executors; the file is removed and re-added with it (stats kept, bounds no
+        longer tight), or only removed when no row is left.
+        """
+        deleted = store_deletion_vectors(self.spark, self.snapshot, files, rows)
+        self._dv_files.extend(deleted.dv_files)
+        self.actions.extend(deleted.actions)
+        self.metrics["numRemovedFiles"] += deleted.files_emptied.num_rows
+        self.metrics["numRemovedBytes"] += int(pc.sum(deleted.files_emptied.column("size")).as_py() or 0)
+        self.metrics["numDeletionVectorsAdded"] += deleted.vectors_added
+        self.metrics["numDeletionVectorsUpdated"] += deleted.vectors_updated
+        self.metrics["numDeletionVectorsRemoved"] += deleted.vectors_removed
+        return deleted
+
+    def commit(self, metrics: dict[str, int] | None = None) -> CommitResult | None:
+        """Commit the gathered actions as one version with ``metrics`` added to the gathered ones.
+
+        Nothing to commit (no row matched) commits nothing and returns None, as delta-spark
+        does. A failed commit deletes the files written for it.
+        """
+        if not self.actions:
+            self.abort()
+            return None
+        all_metrics = {**self.metrics, **(metrics or {})}
+        all_metrics["executionTimeMs"] = int((time.monotonic() - self._started) * 1000)
+        try:
+            return self.transaction.commit(self.actions, self.operation, self.parameters, all_metrics)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Delete every file written through this commit, unless the log may reference them
+        (the commit landed, or its outcome is unknown): then they are the table's."""
+        if self.transaction.may_discard_files:
+            remove_unreferenced(self.snapshot.storage, self.snapshot.table_root, self._written)
+            for path in self._dv_files:
+                self.snapshot.storage.delete(path)
+        else:
+            keep_uncommitted(self.transaction, self.snapshot.table_root, len(self._written) + len(self._dv_files))
+        self._written, self._dv_files = [], []

@@ -1,0 +1,154 @@
+"""MERGE INTO a Delta table: delta-spark's ``DeltaMergeBuilder``.
+
+``DeltaTable.alias("t").merge(source.alias("s"), "t.id = s.id")`` returns a builder; each
+``when...`` call returns a new builder with one more clause, and ``execute()`` runs the
+merge as one commit (``merge_execute``) and returns delta-spark 3.x's one-row DataFrame
+of ``num_affected_rows``, ``num_updated_rows``, ``num_deleted_rows``,
+``num_inserted_rows``.
+
+Clauses of one kind are tried in the order given and the first whose condition holds
+acts; a condition that is NULL does not hold. Only the last clause of a kind may omit its
+condition, since any clause after an unconditional one could never act. Conditions,
+``set`` and ``values`` expressions are SQL text or Columns, naming columns through the
+source's and the target's aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from pyspark.sql import Column, DataFrame, SparkSession
+
+from ....kernel import Table
+from ...write.schema import DeltaAnalysisException
+from .merge_execute import run_merge
+from .merge_plan import Expression, MergeClause
+
+__all__ = ["DeltaMergeBuilder", "MergeClause"]
+
+# delta-spark's SQL names of the clause kinds, for error messages.
+_KIND_SQL = {"matched": "MATCHED", "notMatched": "NOT MATCHED", "notMatchedBySource": "NOT MATCHED BY SOURCE"}
+_KIND_ERROR = {
+    "matched": "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION",
+    "notMatched": "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION",
+    "notMatchedBySource": "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION",
+}
+
+
+def _assignments(mapping: Mapping[str, Expression] | None, what: str) -> tuple[tuple[str, Expression], ...]:
+    """``set`` / ``values`` as checked pairs; delta-spark requires the argument, non-empty."""
+    if mapping is None:
+        raise ValueError(f"{what} cannot be None")
+    if not isinstance(mapping, Mapping) or not mapping:
+        raise TypeError(f"{what} must be a non-empty dict of column names to SQL strings or Columns")
+    for key, value in mapping.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{what}: column names must be str, got {key!r}")
+        if not isinstance(value, (str, Column)):
+            raise TypeError(f"{what}: the value for {key} must be a SQL string or a Column, got {type(value).__name__}")
+    return tuple(mapping.items())
+
+
+def _condition(condition: Expression | None, what: str) -> Expression | None:
+    if condition is not None and not isinstance(condition, (str, Column)):
+        raise TypeError(f"{what}: the condition must be a SQL string or a Column, got {type(condition).__name__}")
+    return condition
+
+
+@dataclass(frozen=True)
+class DeltaMergeBuilder:
+    """Builds a MERGE of ``source`` into the Delta ``table``; ``execute()`` runs it."""
+
+    spark: SparkSession
+    table: Table
+    target_alias: str | None
+    source: DataFrame
+    condition: Expression
+    clauses: tuple[MergeClause, ...] = ()
+    schema_evolution: bool = False
+
+    def _with(self, clause: MergeClause) -> DeltaMergeBuilder:
+        return replace(self, clauses=(*self.clauses, clause))
+
+    def whenMatchedUpdate(
+        self, condition: Expression | None = None, set: Mapping[str, Expression] | None = None
+    ) -> DeltaMergeBuilder:
+        """Update a matched target row with ``set`` (target column -> expression), when ``condition`` holds."""
+        where = "whenMatchedUpdate"
+        return self._with(MergeClause("matched", "update", _condition(condition, where), _assignments(set, f"'set' in {where}")))
+
+    def whenMatchedUpdateAll(self, condition: Expression | None = None) -> DeltaMergeBuilder:
+        """Update every column of a matched target row from the source column of the same name."""
+        return self._with(MergeClause("matched", "update", _condition(condition, "whenMatchedUpdateAll")))
+
+    def whenMatchedDelete(self, condition: Expression | None = None) -> DeltaMergeBuilder:
+        """Delete a matched target row, when ``condition`` holds."""
+        return self._with(MergeClause("matched", "delete", _condition(condition, "whenMatchedDelete")))
+
+    def whenNotMatchedInsert(
+        self, condition: Expression | None = None, values: Mapping[str, Expression] | None = None
+    ) -> DeltaMergeBuilder:
+        """Insert a source row that matches no target row, with ``values`` (target column -> expression)."""
+        where = "whenNotMatchedInsert"
+        clause = MergeClause("notMatched", "insert", _condition(condition, where), _assignments(values, f"'values' in {where}"))
+        return self._with(clause)
+
+    def whenNotMatchedInsertAll(self, condition: Expression | None = None) -> DeltaMergeBuilder:
+        """Insert a source row that matches no target row, every column from the source column of the same name."""
+        return self._with(MergeClause("notMatched", "insert", _condition(condition, "whenNotMatchedInsertAll")))
+
+    def whenNotMatchedBySourceUpdate(
+        self, condition: Expression | None = None, set: Mapping[str, Expression] | None = None
+    ) -> DeltaMergeBuilder:
+        """Update a target row no source row matches, with ``set`` (expressions over the target only)."""
+        where = "whenNotMatchedBySourceUpdate"
+        clause = MergeClause("notMatchedBySource", "update", _condition(condition, where), _assignments(set, f"'set' in {where}"))
+        return self._with(clause)
+
+    def whenNotMatchedBySourceDelete(self, condition: Expression | None = None) -> DeltaMergeBuilder:
+        """Delete a target row no source row matches, when ``condition`` holds."""
+        return self._with(MergeClause("notMatchedBySource", "delete", _condition(condition, "whenNotMatchedBySourceDelete")))
+
+    def withSchemaEvolution(self) -> DeltaMergeBuilder:
+        """Let ``updateAll`` / ``insertAll`` add the source's new columns (and struct fields) to the table."""
+        return replace(self, schema_evolution=True)
+
+    def execute(self) -> DataFrame:
+        """Run the merge as one commit; one row of ``num_affected_rows``, ``num_updated_rows``,
+        ``num_deleted_rows`` and ``num_inserted_rows``."""
+        check_clauses(self.clauses)
+        counts = run_merge(self)
+        affected = counts.updated + counts.deleted + counts.inserted
+        return self.spark.createDataFrame(
+            [(affected, counts.updated, counts.deleted, counts.inserted)],
+            "num_affected_rows long, num_updated_rows long, num_deleted_rows long, num_inserted_rows long",
+        )
+
+
+def check_clauses(clauses: tuple[MergeClause, ...]) -> None:
+    """delta-spark's analysis rules on the clause list: at least one, and only a kind's last may omit its condition."""
+    if not clauses:
+        raise DeltaAnalysisException("There must be at least one WHEN clause in a MERGE statement.")
+    for kind in _KIND_SQL:
+        of_kind = [c for c in clauses if c.kind == kind]
+        if any(c.condition is None for c in of_kind[:-1]):
+            raise DeltaAnalysisException(
+                f"[{_KIND_ERROR[kind]}] When there are more than one {_KIND_SQL[kind]} clauses in a MERGE statement, "
+                f"only the last {_KIND_SQL[kind]} clause can omit the condition."
+            )
+
+
+def merge_builder(
+    spark: SparkSession, table: Table, target_alias: str | None, source: DataFrame, condition: Expression
+) -> DeltaMergeBuilder:
+    """What ``DeltaTable.merge`` returns, after delta-spark's argument checks."""
+    if source is None:
+        raise ValueError("'source' in merge cannot be None")
+    if not isinstance(source, DataFrame):
+        raise TypeError("Type of 'source' in merge must be DataFrame.")
+    if condition is None:
+        raise ValueError("'condition' in merge cannot be None")
+    if not isinstance(condition, (str, Column)):
+        raise TypeError(f"'condition' in merge must be a SQL string or a Column, got {type(condition).__name__}")
+    return DeltaMergeBuilder(spark, table, target_alias, source, condition)

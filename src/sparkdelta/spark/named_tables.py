@@ -1,0 +1,100 @@
+"""Reads and writes of named Delta tables: ``spark.table``, ``saveAsTable`` and ``insertInto``.
+
+The catalog (``catalog.py``) says where a name lives; the table at that location is read
+and written as any path is, and a failed first write of a managed table takes its new
+catalog entry back out.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from .catalog import DeltaCatalogError, default_location, delta_entry, lookup, register, unregister
+from .paths import normalize_location
+from .read.scan import load
+from .storage import open_table
+from .write.dataframe import write_dataframe
+
+
+def read_table(spark: SparkSession, name: str, options: dict[str, Any]) -> DataFrame:
+    """``spark.table(name)`` for a Delta table: a native scan of its current (or requested) snapshot."""
+    return load(spark, delta_entry(spark, name).location, options)
+
+
+def save_as_table(
+    df: DataFrame,
+    name: str,
+    mode: str,
+    partition_by: list[str] | None,
+    options: dict[str, Any],
+    properties: dict[str, str] | None = None,
+    description: str | None = None,
+    replace: bool = False,
+    cluster_by: list[str] | None = None,
+) -> None:
+    """``df.write.format("delta").saveAsTable(name)``: write at the table's location, registering new names.
+
+    ``option("path", ...)`` makes an external table; otherwise a new table is managed,
+    under the warehouse. A failed first write leaves no catalog entry behind. As in
+    delta-spark, creating a table is a ``CREATE TABLE AS SELECT`` and overwriting one a
+    ``CREATE OR REPLACE TABLE AS SELECT`` (its schema is replaced); ``replace`` makes a
+    new table's commit a replace too (SQL ``CREATE OR REPLACE TABLE ... AS SELECT``).
+    ``properties`` and ``description`` (TBLPROPERTIES and COMMENT) apply to a new table.
+    """
+    spark = df.sparkSession
+    options = dict(options)
+    path = options.pop("path", None)
+    entry = lookup(spark, name)
+    mode_name = mode.lower()
+
+    def as_select(operation: str, managed: bool) -> tuple[str, dict[str, Any]]:
+        return operation, {
+            "isManaged": str(managed).lower(),
+            "description": description,
+            "partitionBy": json.dumps(partition_by or []),
+            "properties": json.dumps(properties or {}),
+        }
+
+    if entry is not None:
+        if not entry.is_delta:
+            raise DeltaCatalogError(f"{entry.name} exists and is not a Delta table (its provider is {entry.provider!r})")
+        if mode_name in ("error", "errorifexists", "default"):
+            raise DeltaCatalogError(f"{entry.name} already exists (mode ErrorIfExists); use mode append or overwrite")
+        if mode_name == "ignore":
+            return
+        if path is not None and normalize_location(path) != entry.location:
+            raise DeltaCatalogError(f"{entry.name} is at {entry.location}, not at the given path {path}")
+        operation = None
+        if mode_name == "overwrite":
+            options["overwriteschema"] = "true"
+            operation = as_select("CREATE OR REPLACE TABLE AS SELECT", entry.managed)
+        write_dataframe(df, entry.location, mode, partition_by, options, properties, description, operation, cluster_by)
+        return
+    create = "CREATE OR REPLACE TABLE AS SELECT" if replace else "CREATE TABLE AS SELECT"
+    if path is not None:
+        location = normalize_location(path)
+        write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, False), cluster_by)
+        register(spark, name, location, managed=False, comment=description)
+        return
+    location = default_location(spark, name)
+    register(spark, name, location, managed=True, schema=df.schema, comment=description)
+    try:
+        write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, True), cluster_by)
+    except BaseException:
+        unregister(spark, name)
+        raise
+
+
+def insert_into(df: DataFrame, name: str, overwrite: bool) -> None:
+    """``df.write.insertInto(name)``: columns by position, as SQL ``INSERT INTO``."""
+    entry = delta_entry(df.sparkSession, name)
+    table_columns = [f.name for f in open_table(df.sparkSession, entry.location).snapshot().schema.fields]
+    if len(df.columns) != len(table_columns):
+        raise DeltaCatalogError(
+            f"{entry.name}: insertInto matches columns by position; the table has {len(table_columns)} "
+            f"columns ({', '.join(table_columns)}), the data has {len(df.columns)}"
+        )
+    write_dataframe(df.toDF(*table_columns), entry.location, "overwrite" if overwrite else "append", None, {})

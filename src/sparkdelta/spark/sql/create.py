@@ -1,0 +1,228 @@
+"""``CREATE TABLE ... USING delta``, which Spark cannot run for a Python provider.
+
+Run by ``sql_runner``: ``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(columns)] USING delta
+[PARTITIONED BY (...)] [CLUSTER BY (...)] [LOCATION '...'] [COMMENT '...'] [TBLPROPERTIES (...)]
+[AS SELECT ...]``. Spark itself would record the name but never create the Delta log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
+
+from ...tables import DeltaTable
+from ..catalog import DELTA_PROVIDER, delta_entry, lookup, register
+from ..named_tables import save_as_table
+from ..paths import normalize_location
+from ..storage import open_table
+from ..write.dataframe import write_dataframe
+from .dialect import DeltaSpark
+
+
+def _literal(node: exp.Expression) -> str:
+    return node.this if isinstance(node, exp.Literal) else node.sql(dialect=DeltaSpark)
+
+
+def _properties(create: exp.Create) -> dict[type, list[exp.Expression]]:
+    found: dict[type, list[exp.Expression]] = {}
+    for prop in create.args.get("properties").expressions if create.args.get("properties") else []:
+        found.setdefault(type(prop), []).append(prop)
+    return found
+
+
+# Clauses of Hive tables: a CREATE TABLE with one of them is Spark's, not a Delta table.
+_HIVE_FORMATS = (exp.RowFormatDelimitedProperty, exp.RowFormatSerdeProperty, exp.StorageHandlerProperty)
+
+
+def is_delta_create(statement: exp.Expression) -> bool:
+    """A CREATE TABLE that makes a Delta table: ``USING delta``, or no USING at all (Delta is
+    the default format of the book's platform, and ``CLUSTER BY`` only exists for Delta)."""
+    if not isinstance(statement, exp.Create) or str(statement.args.get("kind", "")).upper() != "TABLE":
+        return False
+    if statement.args.get("temporary") or isinstance(statement.this, exp.Table) and statement.args.get("expression") is None:
+        return _format(statement) == DELTA_PROVIDER
+    return _format(statement) in (DELTA_PROVIDER, None)
+
+
+def _format(statement: exp.Create) -> str | None:
+    properties = _properties(statement)
+    formats = properties.get(exp.FileFormatProperty, [])
+    if formats:
+        return formats[0].this.name.lower()
+    return "hive" if any(kind in properties for kind in _HIVE_FORMATS) else None
+
+
+# The CREATE TABLE clauses this module carries out; any other is refused by name.
+_KNOWN_PROPERTIES = (
+    exp.FileFormatProperty,
+    exp.LocationProperty,
+    exp.SchemaCommentProperty,
+    exp.PartitionedByProperty,
+    exp.ClusterProperty,
+    exp.Property,
+)
+
+
+class CreateTableStatement:
+    """The parts of a ``CREATE TABLE ... USING delta`` statement."""
+
+    def __init__(self, create: exp.Create) -> None:
+        target = create.this
+        table = target.this if isinstance(target, exp.Schema) else target
+        self.name: str = table.sql(dialect=DeltaSpark)
+        self.path: str | None = table.name if table.db.lower() == "delta" and not table.catalog else None
+        self.columns: list[exp.ColumnDef] = list(target.expressions) if isinstance(target, exp.Schema) else []
+        props = _properties(create)
+        self.location: str | None = _literal(props[exp.LocationProperty][0].this) if exp.LocationProperty in props else None
+        self.comment: str | None = (
+            _literal(props[exp.SchemaCommentProperty][0].this) if exp.SchemaCommentProperty in props else None
+        )
+        self.partition_by: list[str] = [c.name for p in props.get(exp.PartitionedByProperty, []) for c in p.this.expressions]
+        self.cluster_by: list[str] = [
+            c.sql(dialect=DeltaSpark).replace("`", "") for p in props.get(exp.ClusterProperty, []) for c in p.expressions
+        ]
+        self.properties: dict[str, str] = {_literal(p.this): _literal(p.args["value"]) for p in props.get(exp.Property, [])}
+        unknown = [p.sql(dialect=DeltaSpark) for kind, found in props.items() if kind not in _KNOWN_PROPERTIES for p in found]
+        if unknown:
+            raise ValueError(f"{self.name}: unsupported clause(s) in CREATE TABLE: {', '.join(unknown)}")
+        self.query: exp.Expression | None = create.args.get("expression")
+        self.replace: bool = bool(create.args.get("replace"))
+        self.if_not_exists: bool = bool(create.args.get("exists"))
+
+    @property
+    def mode(self) -> str:
+        """The builder mode this statement means."""
+        if self.replace:
+            return "createOrReplace"
+        return "createIfNotExists" if self.if_not_exists else "create"
+
+
+def _add_column(builder: Any, column: exp.ColumnDef) -> Any:
+    nullable, generated, comment = True, None, None
+    for constraint in column.args.get("constraints") or []:
+        kind = constraint.args.get("kind")
+        if isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
+            nullable = False
+        elif isinstance(kind, exp.ComputedColumnConstraint):
+            generated = kind.this.sql(dialect=DeltaSpark)
+        elif isinstance(kind, (exp.GeneratedAsIdentityColumnConstraint,)):
+            raise ValueError(f"column {column.name}: identity columns are not supported yet")
+        elif isinstance(kind, exp.CommentColumnConstraint):
+            comment = _literal(kind.this)
+        else:
+            raise ValueError(f"column {column.name}: unsupported column constraint {constraint.sql(dialect='spark')}")
+    return builder.addColumn(
+        column.name, column.args["kind"].sql(dialect=DeltaSpark), nullable=nullable, generatedAlwaysAs=generated, comment=comment
+    )
+
+
+def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_sql: Any) -> None:
+
+    assert statement.query is not None
+    df: DataFrame = run_sql(spark, statement.query.sql(dialect=DeltaSpark))
+    if statement.cluster_by:
+        _create_clustered_as_select(spark, statement, df)
+        return
+    if statement.path is not None:
+        mode = "overwrite" if statement.replace else ("ignore" if statement.if_not_exists else "errorifexists")
+        write_dataframe(
+            df,
+            normalize_location(statement.path),
+            mode,
+            statement.partition_by or None,
+            {},
+            statement.properties,
+            statement.comment,
+        )
+        return
+    options: dict[str, Any] = {}
+    if statement.location:
+        options["path"] = statement.location
+    mode = "errorifexists"
+    if statement.replace:
+        mode = "overwrite"
+    elif statement.if_not_exists:
+        mode = "ignore"
+    save_as_table(
+        df,
+        statement.name,
+        mode,
+        statement.partition_by or None,
+        options,
+        statement.properties,
+        statement.comment,
+        replace=statement.replace,
+    )
+
+
+def _create_clustered_as_select(spark: SparkSession, statement: CreateTableStatement, df: DataFrame) -> None:
+    """CTAS with CLUSTER BY: the table is created clustered (builder), then the rows appended,
+    so it takes two commits where delta-spark takes one."""
+
+    builder = getattr(DeltaTable, statement.mode)(spark)
+    builder = builder.location(statement.path) if statement.path is not None else builder.tableName(statement.name)
+    if statement.location is not None:
+        builder = builder.location(statement.location)
+    builder = builder.addColumns(df.schema).clusterBy(*statement.cluster_by)
+    if statement.comment:
+        builder = builder.comment(statement.comment)
+    for key, value in statement.properties.items():
+        builder = builder.property(key, value)
+    exists = (
+        open_table(spark, statement.path).exists() if statement.path is not None else lookup(spark, statement.name) is not None
+    )
+    if statement.if_not_exists and exists:
+        return
+    table = builder.execute()
+    write_dataframe(df, table._table.root, "append", None, {})
+
+
+def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
+
+    if not statement.columns:
+        # Registering an existing Delta table by its location.
+        if statement.location is None or not open_table(spark, statement.location).exists():
+            raise ValueError(f"{statement.name}: CREATE TABLE without columns needs a LOCATION holding a Delta table")
+        existing = lookup(spark, statement.name)
+        if existing is not None:
+            if statement.if_not_exists:
+                return
+            delta_entry(spark, statement.name)
+            raise ValueError(f"{existing.name} already exists")
+        register(spark, statement.name, normalize_location(statement.location), managed=False)
+        return
+
+    builder = getattr(DeltaTable, statement.mode)(spark)
+    if statement.path is not None:
+        if statement.location is not None:
+            raise ValueError(f"{statement.name}: a path table takes no LOCATION")
+        builder = builder.location(statement.path)
+    else:
+        builder = builder.tableName(statement.name)
+    for column in statement.columns:
+        builder = _add_column(builder, column)
+    if statement.partition_by:
+        builder = builder.partitionedBy(*statement.partition_by)
+    if statement.cluster_by:
+        builder = builder.clusterBy(*statement.cluster_by)
+    if statement.location:
+        builder = builder.location(statement.location)
+    if statement.comment:
+        builder = builder.comment(statement.comment)
+    for key, value in statement.properties.items():
+        builder = builder.property(key, value)
+    builder.execute()
+
+
+def run_delta_statement(spark: SparkSession, statement: exp.Expression, run_sql: Any) -> DataFrame:
+    """Run a statement ``is_delta_create`` accepted; DDL returns an empty DataFrame, as Spark's does."""
+    create = CreateTableStatement(statement)  # type: ignore[arg-type]
+    if create.query is not None:
+        if create.columns:
+            raise ValueError(f"{create.name}: CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list")
+        _create_as_select(spark, create, run_sql)
+    else:
+        _create(spark, create)
+    return spark.range(0).select()

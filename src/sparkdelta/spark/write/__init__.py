@@ -1,0 +1,1 @@
+"""Writing DataFrames into Delta tables: schema enforcement and evolution, stats, constraints, then one commit."""

@@ -1,0 +1,594 @@
+"""Writing a DataFrame into a Delta table: Spark's native Parquet writer, then one commit.
+
+Spark writes the files into a hidden staging directory inside the table; they are moved
+to their final place (``<partition dirs>/part-...snappy.parquet``, named as delta-spark
+names them), their stats are read from the Parquet footers, and the kernel commits
+them. Nothing becomes visible before the commit; a failed write removes the files it
+wrote.
+
+The metadata a write commits (a new table's, or a schema grown by ``mergeSchema``) is
+prepared by the kernel before any data is written: column-mapped tables need their
+physical names and ids first, and a protocol upgrade the metadata needs is committed
+with it. ``delta.*`` write options become table properties of a table the write creates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import unquote
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StringType, StructField, StructType, TimestampType
+
+from ...kernel import (
+    AddCDCFile,
+    AddFile,
+    Metadata,
+    Protocol,
+    RemoveFile,
+    SetTransaction,
+    Snapshot,
+    Table,
+    TableNotFoundError,
+    Transaction,
+    metadata_change,
+)
+from ...kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clustering_domain
+from ...kernel.column_mapping import mapping_mode
+from ...kernel.features import metadata_features
+from ...kernel.file_actions import remove_actions
+from ...kernel.parquet_footer import parquet_metadata
+from ...kernel.protocol import FEATURE_PROP_PREFIX, require_writable
+from ...kernel.stats_schema import stats_leaves
+from ...kernel.storage import FileStatus, Storage
+from ...kernel.table_properties import normalize_properties
+from ...kernel.transaction import CommitState
+from ..conf import OPTIMIZE_WRITE, table_or_session_flag
+from ..paths import absolute_path, hadoop_path, log_path, spark_lists
+from ..storage import open_table
+from ..time_zones import zone
+from .column_mapping import physical_name, to_physical
+from .constraints import Constraint, enforce, table_constraints, violation
+from .generated import generated_checks
+from .overwrite import files_in_partitions, files_to_replace
+from .post_commit import run_post_commit_hooks
+from .schema import DeltaAnalysisException, check_schema, delta_schema_json, merge_schemas, new_table_schema
+from .schema import aligned as aligned_rows
+from .stats import file_stats
+
+__all__ = [
+    "CHANGE_DATA_DIR",
+    "CHANGE_TYPE_COLUMN",
+    "DeltaAnalysisException",
+    "WriteResult",
+    "discard_uncommitted",
+    "keep_uncommitted",
+    "num_records",
+    "refuse_data_outside_a_table",
+    "remove_unreferenced",
+    "table_properties",
+    "write_change_files",
+    "write_dataframe",
+    "write_table_files",
+]
+
+log = logging.getLogger(__name__)
+
+STAGING_DIR = "_delta_staging"
+CHANGE_DATA_DIR = "_change_data"
+CHANGE_TYPE_COLUMN = "_change_type"
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+_MODES = {
+    "append": "Append",
+    "overwrite": "Overwrite",
+    "error": "ErrorIfExists",
+    "errorifexists": "ErrorIfExists",
+    "default": "ErrorIfExists",
+    "ignore": "Ignore",
+}
+_DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
+_ALLOW_ARBITRARY = "spark.databricks.delta.allowArbitraryProperties.enabled"
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    version: int | None
+    num_files: int
+    num_rows: int
+
+
+def _true(options: dict[str, Any], key: str) -> bool:
+    return str(options.get(key, "false")).lower() == "true"
+
+
+def _session_flag(spark: SparkSession, key: str) -> bool:
+    return str(spark.conf.get(key, "false")).lower() == "true"
+
+
+def table_properties(spark: SparkSession, given: dict[str, Any], table: str) -> dict[str, str]:
+    """A new table's properties: session defaults (``spark.databricks.delta.properties.defaults.*``)
+    overridden by ``given``, keys spelled canonically and values validated."""
+    allow = _session_flag(spark, _ALLOW_ARBITRARY)
+    defaults = {"delta." + k[len(_DEFAULTS_PREFIX) :]: v for k, v in spark.conf.getAll.items() if k.startswith(_DEFAULTS_PREFIX)}
+    return {**normalize_properties(defaults, table, allow), **normalize_properties(dict(given), table, allow)}
+
+
+def _delta_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Write options that name table properties (``delta.*``), as delta-spark takes them."""
+    return {k: v for k, v in options.items() if k.lower().startswith("delta.")}
+
+
+def _utc_partition_value(local: str, time_zone: str) -> str:
+    """A timestamp partition directory value (session time) as ISO 8601 UTC, delta-spark's form."""
+    moment = datetime.fromisoformat(local).replace(tzinfo=zone(time_zone))
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _partition_values(relative_dir: str, timestamps: set[str], time_zone: str) -> dict[str, str | None]:
+    values: dict[str, str | None] = {}
+    for part in filter(None, relative_dir.split("/")):
+        name, _, raw = part.partition("=")
+        key, value = unquote(name), (None if raw == HIVE_NULL else unquote(raw))
+        values[key] = _utc_partition_value(value, time_zone) if value is not None and key in timestamps else value
+    return values
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How rows become files: physical partition columns, which leaves get stats, optimized writes."""
+
+    partition_columns: list[str]
+    timestamp_partitions: set[str]
+    indexed: set[tuple[str, ...]]
+    time_zone: str
+    optimize_write: bool
+
+
+_WRITE_SHREDDING = "spark.sql.variant.writeShredding.enabled"
+
+
+def _layout(spark: SparkSession, schema: StructType, metadata: Metadata, where: str) -> _Layout:
+    """How a write lays out its files. Refuses a session that would shred variants, which
+    a table without the ``variantShredding`` feature must not hold (PROTOCOL.md)."""
+    if "variantType" in metadata_features(metadata) and str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() != "false":
+        raise DeltaAnalysisException(
+            f"{where}: cannot write variant columns while {_WRITE_SHREDDING} is true (Spark's default): the table "
+            f"must hold them unshredded (sparkdelta does not write table feature variantShredding); set it to false "
+            f"(sparkdelta.configure does so for a new session)"
+        )
+    by_name = {f.name.lower(): f for f in schema.fields}
+    partitions = [by_name[c.lower()] for c in metadata.partition_columns]
+    leaves = stats_leaves(metadata.schema, metadata.partition_columns, metadata.configuration)
+    return _Layout(
+        [physical_name(f) for f in partitions],
+        {physical_name(f) for f in partitions if isinstance(f.dataType, TimestampType)},
+        {leaf.physical for leaf in leaves},
+        str(spark.conf.get("spark.sql.session.timeZone", "UTC")),
+        table_or_session_flag(spark, metadata.configuration, OPTIMIZE_WRITE),
+    )
+
+
+_REMOTE_MOVES = 16  # concurrent server-side copies when placing a write's files in an object store
+
+
+def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, data_change: bool) -> list[AddFile]:
+    """Write ``df`` (physical columns) with Spark into the table and describe the new files as add actions.
+
+    Spark writes into a private staging folder under the root, through the Hadoop file
+    system for the root's scheme; each file is then moved to its place (a rename on disk,
+    a server-side copy on an object store) and described from its footer.
+    """
+    staging = f"{root}/{STAGING_DIR}/{uuid.uuid4()}"
+    adds: list[AddFile] = []
+    moved: list[str] = []
+    now = int(time.time() * 1000)
+    try:
+        if layout.optimize_write:
+            df = df.hint("rebalance", *[f"`{c}`" for c in layout.partition_columns])
+        writer = df.write.mode("errorifexists").option("compression", "snappy").options(**storage.engine_options)
+        if layout.partition_columns:
+            writer = writer.partitionBy(*layout.partition_columns)
+        writer.parquet(hadoop_path(staging))
+        written = sorted(
+            (f for f in storage.list_tree(staging, spark_lists) if _data_file(f.name)),
+            key=lambda f: f.path,
+        )
+
+        def place(staged: FileStatus) -> AddFile:
+            relative = staged.path[len(staging) + 1 :]
+            target = f"{root}/{relative}"
+            moved.append(target)  # before the move: one that fails may have copied already
+            storage.move(staged.path, target)
+            stats, _ = file_stats(parquet_metadata(storage, target, staged.size), layout.indexed, target)
+            relative_dir = relative.rpartition("/")[0]
+            partition_values = _partition_values(relative_dir, layout.timestamp_partitions, layout.time_zone)
+            return AddFile(log_path(relative), partition_values, staged.size, now, data_change, stats)
+
+        if storage.local_path(staging) is not None:
+            adds = [place(f) for f in written]
+        else:
+            pool = ThreadPoolExecutor(_REMOTE_MOVES)
+            try:
+                adds = list(pool.map(place, written))
+            finally:
+                pool.shutdown(cancel_futures=True)  # after a failed move, start no more
+    except BaseException:
+        try:
+            for _ in storage.delete_many(moved):
+                pass
+        except OSError as exc:
+            log.warning("%s: could not remove the files of a failed write: %s", root, exc)
+        raise
+    finally:
+        _remove_staging(storage, staging)
+    return adds
+
+
+def _data_file(name: str) -> bool:
+    """Parquet data files; not Spark's ``_SUCCESS`` or ``.crc`` files."""
+    return name.endswith(".parquet") and not name.startswith(("_", "."))
+
+
+def _remove_staging(storage: Storage, staging: str) -> None:
+    """Delete what is left in a staging folder (Spark's markers, or files of a failed write)."""
+    local = storage.local_path(staging)
+    if local is not None:
+        shutil.rmtree(local, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(local))  # only when no other write is staging
+        return
+    try:
+        left = [f.path for f in storage.list_tree(staging, lambda name: True)]
+        for _ in storage.delete_many(left):
+            pass
+    except OSError as exc:
+        log.warning("%s: could not remove the staging folder of a write: %s", staging, exc)
+
+
+def _dynamic_partition_overwrite(df: DataFrame, options: dict[str, Any]) -> bool:
+    mode = options.get("partitionoverwritemode") or df.sparkSession.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+    return str(mode).lower() == "dynamic"
+
+
+def num_records(add: AddFile) -> int:
+    """Rows in a file this library wrote (its stats always hold ``numRecords``)."""
+    return int(json.loads(add.stats)["numRecords"]) if add.stats else 0
+
+
+@dataclass
+class _Plan:
+    """The table a write produces: its metadata and protocol, and which of them change."""
+
+    metadata: Metadata
+    protocol: Protocol
+    actions: list[Any]
+
+
+def _plan_new_schema(
+    df: DataFrame,
+    snapshot: Snapshot | None,
+    partition_by: list[str] | None,
+    properties: dict[str, Any],
+    description: str | None,
+    where: str,
+    cluster_by: list[str] | None = None,
+) -> _Plan:
+    """A new table (with ``properties`` and ``description``), or an existing one whose schema
+    ``overwriteSchema`` replaces (given properties are added, a given description replaces).
+    ``cluster_by`` (``DataFrameWriter.clusterBy``) makes it a liquid-clustered table."""
+    partition_columns = list(partition_by or [])
+    schema = new_table_schema(df.schema)
+    missing = [c for c in partition_columns if c.lower() not in {f.name.lower() for f in schema.fields}]
+    if missing:
+        raise DeltaAnalysisException(f"{where}: partition column(s) {', '.join(missing)} are not in the data")
+    if cluster_by:
+        properties = {**properties, f"{FEATURE_PROP_PREFIX}{CLUSTERING_FEATURE}": "supported"}
+    plan = _plan_new_metadata(df, snapshot, partition_columns, schema, properties, description, where)
+    if not cluster_by:
+        return plan
+    domain = clustering_domain(plan.metadata.schema, cluster_by, plan.metadata.partition_columns, where)
+    return replace(plan, actions=[*plan.actions, domain])
+
+
+def _plan_new_metadata(
+    df: DataFrame,
+    snapshot: Snapshot | None,
+    partition_columns: list[str],
+    schema: StructType,
+    properties: dict[str, Any],
+    description: str | None,
+    where: str,
+) -> _Plan:
+    if snapshot is None:
+        metadata = Metadata(
+            str(uuid.uuid4()),
+            delta_schema_json(schema),
+            tuple(partition_columns),
+            table_properties(df.sparkSession, properties, where),
+            description=description,
+            created_time=int(time.time() * 1000),
+        )
+        prepared, protocol = metadata_change.prepare(metadata, None, None)
+        return _Plan(prepared, protocol, [protocol, prepared])
+    current = snapshot.metadata
+    metadata = replace(
+        current,
+        schema_string=delta_schema_json(schema),
+        partition_columns=tuple(partition_columns),
+        description=current.description if description is None else description,
+        configuration={**current.configuration, **normalize_properties(dict(properties), where, True)},
+    )
+    prepared, protocol = metadata_change.prepare(metadata, current, snapshot.protocol, overwrite_schema=True)
+    return _Plan(prepared, protocol, ([] if protocol is snapshot.protocol else [protocol]) + [prepared])
+
+
+def _plan_existing(
+    df: DataFrame,
+    snapshot: Snapshot,
+    partition_by: list[str] | None,
+    merge: bool,
+    where: str,
+    cluster_by: list[str] | None = None,
+) -> _Plan:
+    """An existing table keeping its schema, or growing it with ``mergeSchema``."""
+    schema = StructType.fromJson(snapshot.schema.to_json())
+    partition_columns = list(snapshot.partition_columns)
+    if partition_by and [c.lower() for c in partition_by] != [c.lower() for c in partition_columns]:
+        raise DeltaAnalysisException(
+            f"{where}: partition columns {partition_by} do not match the table's {partition_columns}; "
+            "overwrite with .option('overwriteSchema', 'true') to change them"
+        )
+    clustered = clustering_columns(snapshot) or []
+    if cluster_by and [c.lower() for c in cluster_by] != [c.lower() for c in clustered]:
+        raise DeltaAnalysisException(
+            f"[DELTA_CLUSTERING_COLUMNS_MISMATCH] {where}: clustering columns {cluster_by} do not match the table's "
+            f"{clustered}; overwrite with .option('overwriteSchema', 'true') to change them"
+        )
+    if not merge:
+        check_schema(schema, df.schema, where)
+        return _Plan(snapshot.metadata, snapshot.protocol, [])
+    merged = merge_schemas(schema, df.schema, where)
+    if merged == schema:
+        return _Plan(snapshot.metadata, snapshot.protocol, [])
+    metadata = replace(snapshot.metadata, schema_string=delta_schema_json(merged))
+    prepared, protocol = metadata_change.prepare(metadata, snapshot.metadata, snapshot.protocol)
+    return _Plan(prepared, protocol, ([] if protocol is snapshot.protocol else [protocol]) + [prepared])
+
+
+def write_dataframe(
+    df: DataFrame,
+    path: str,
+    mode: str,
+    partition_by: list[str] | None,
+    options: dict[str, Any],
+    properties: dict[str, str] | None = None,
+    description: str | None = None,
+    operation: tuple[str, dict[str, Any]] | None = None,
+    cluster_by: list[str] | None = None,
+) -> WriteResult:
+    """``df.write.format("delta").mode(mode).save(path)`` with delta-spark's options.
+
+    ``operation`` names the commit in history, with its parameters, when the write is
+    part of another statement (``CREATE TABLE AS SELECT``); otherwise it is ``WRITE``.
+
+    ``properties`` (any keys, e.g. a CTAS's TBLPROPERTIES) and ``description`` apply when
+    the write creates the table, as its ``delta.*`` options do.
+    """
+    if mode.lower() not in _MODES:
+        raise ValueError(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
+    mode_name = _MODES[mode.lower()]
+    table = open_table(df.sparkSession, path, options)
+    try:
+        snapshot: Snapshot | None = table.snapshot()
+    except TableNotFoundError:
+        snapshot = None
+    where = table.root
+    if snapshot is None:
+        refuse_data_outside_a_table(table)
+    if snapshot is not None and mode_name == "ErrorIfExists":
+        raise DeltaAnalysisException(
+            f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite"
+        )
+    if snapshot is not None and mode_name == "Ignore":
+        return WriteResult(None, 0, 0)
+
+    app_id, app_version = options.get("txnappid"), options.get("txnversion")
+    if (app_id is None) != (app_version is None):
+        raise ValueError(f"{where}: txnAppId and txnVersion go together")
+    if snapshot is not None and app_id is not None:
+        done = snapshot.app_transactions.get(str(app_id))
+        if done is not None and done.version >= int(str(app_version)):
+            return WriteResult(None, 0, 0)
+
+    # delta-spark validates delta.* options on every write, though only a new table takes them.
+    given = {**_delta_options(options), **(properties or {})}
+    normalize_properties(given, where, _session_flag(df.sparkSession, _ALLOW_ARBITRARY))
+    merge = _true(options, "mergeschema") or _session_flag(df.sparkSession, "spark.databricks.delta.schema.autoMerge.enabled")
+    overwrite_schema = mode_name == "Overwrite" and _true(options, "overwriteschema")
+    if overwrite_schema and snapshot is not None and (options.get("replacewhere") or _dynamic_partition_overwrite(df, options)):
+        raise DeltaAnalysisException(
+            f"{where}: overwriteSchema cannot be combined with replaceWhere or dynamic partition overwrite, "
+            "which keep rows of the old schema"
+        )
+    if snapshot is None or overwrite_schema:
+        plan = _plan_new_schema(df, snapshot, partition_by, given, description, where, cluster_by)
+    else:
+        plan = _plan_existing(df, snapshot, partition_by, merge, where, cluster_by)
+    # Refuse a table we cannot write before writing any data.
+    require_writable(plan.protocol, plan.metadata, where)
+    if snapshot is not None:
+        require_writable(snapshot.protocol, snapshot.metadata, where)
+    return _write(df, table, snapshot, plan, mode_name, options, operation)
+
+
+def refuse_data_outside_a_table(table: Table) -> None:
+    """Refuse to create a table where files not in it already lie (``Table.untracked_data_file``)."""
+    found = table.untracked_data_file()
+    if found is not None:
+        raise DeltaAnalysisException(
+            f"{table.root} is not a Delta table but holds data files (e.g. {found}); creating a table there would "
+            f"hide them from readers and VACUUM would delete them. Convert the folder first with CONVERT TO DELTA "
+            f"parquet.`{table.root}` (DeltaTable.convertToDelta), or use an empty location"
+        )
+
+
+def _write(
+    df: DataFrame,
+    table: Table,
+    snapshot: Snapshot | None,
+    plan: _Plan,
+    mode_name: str,
+    options: dict[str, Any],
+    operation: tuple[str, dict[str, Any]] | None,
+) -> WriteResult:
+    where = table.root
+    metadata = plan.metadata
+    schema = StructType.fromJson(metadata.schema.to_json())
+    configuration = metadata.configuration
+    data_change = not (str(options.get("datachange", "true")).lower() == "false")
+    replace_where = options.get("replacewhere") if mode_name == "Overwrite" and snapshot is not None else None
+    dynamic = mode_name == "Overwrite" and snapshot is not None and _dynamic_partition_overwrite(df, options)
+    if dynamic and not metadata.partition_columns:
+        raise DeltaAnalysisException(f"{where}: dynamic partition overwrite needs a partitioned table")
+    if dynamic and replace_where:
+        raise DeltaAnalysisException(f"{where}: replaceWhere cannot be combined with dynamic partition overwrite")
+
+    transaction = table.transaction(read_snapshot=snapshot)
+    data = aligned_rows(df, schema)
+    checks = table_constraints(schema, configuration) + generated_checks(schema, {c.lower() for c in df.columns})
+    replaced: pa.Table | None = None
+    if replace_where and snapshot is not None:
+        checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
+        replaced, kept_rows = files_to_replace(df.sparkSession, snapshot, replace_where)
+        transaction.mark_files_read(replaced.column("path").to_pylist())
+        if kept_rows is not None:
+            data = enforce(data, checks).unionByName(enforce(kept_rows, table_constraints(schema, configuration)))
+            checks = []
+    rows = enforce(data, checks)
+    if mapping_mode(configuration) != "none":
+        rows = to_physical(rows, schema)
+    try:
+        adds = _write_files(rows, table.storage, table.root, _layout(df.sparkSession, schema, metadata, where), data_change)
+    except Exception as exc:
+        found = violation(exc, where)
+        if found is None:
+            raise
+        raise found from exc
+
+    removes: list[RemoveFile] = []
+    if snapshot is not None and mode_name == "Overwrite":
+        targets = snapshot.files
+        if replaced is not None:
+            targets = replaced
+        elif dynamic:
+            targets = files_in_partitions(snapshot, [a.partition_values for a in adds])
+            transaction.mark_files_read(targets.column("path").to_pylist())
+        else:
+            transaction.mark_read_whole_table()
+        removes = remove_actions(targets, data_change)
+    actions = list(plan.actions)
+    app_id = options.get("txnappid")
+    if app_id is not None:
+        actions.append(SetTransaction(str(app_id), int(str(options.get("txnversion"))), int(time.time() * 1000)))
+        transaction.mark_app_transaction_read(str(app_id))
+    num_rows = sum(num_records(a) for a in adds)
+    parameters: dict[str, Any] = {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))}
+    if replace_where:
+        parameters["predicate"] = json.dumps([replace_where])
+    name, parameters = operation or ("WRITE", parameters)
+    try:
+        result = transaction.commit(
+            [*actions, *removes, *adds],
+            name,
+            parameters,
+            {
+                "numFiles": len(adds),
+                "numOutputRows": num_rows,
+                "numOutputBytes": sum(a.size for a in adds),
+                "numRemovedFiles": len(removes),
+            },
+            user_metadata=options.get("usermetadata")
+            or df.sparkSession.conf.get("spark.databricks.delta.commitInfo.userMetadata", None),
+        )
+    except BaseException:
+        discard_uncommitted(transaction, table.storage, table.root, adds)
+        raise
+    run_post_commit_hooks(df.sparkSession, table, adds, result.version, where)
+    return WriteResult(result.version, len(adds), num_rows)
+
+
+def write_table_files(df: DataFrame, snapshot: Snapshot, data_change: bool = True) -> list[AddFile]:
+    """Write ``df`` (the table's columns, by name) as new data files of ``snapshot``'s table, uncommitted.
+
+    For commands that build their own commit (DELETE, UPDATE, MERGE): rows get the
+    table's layout (partitions, column mapping, stats) and every constraint and generated
+    column is checked inside the write job. A violation raises
+    ``DeltaInvariantViolationException``; the caller commits the returned adds or
+    deletes them with ``remove_unreferenced``.
+    """
+    metadata = snapshot.metadata
+    schema = StructType.fromJson(metadata.schema.to_json())
+    checks = table_constraints(schema, metadata.configuration) + generated_checks(schema, {c.lower() for c in df.columns})
+    rows = enforce(aligned_rows(df, schema), checks)
+    if mapping_mode(metadata.configuration) != "none":
+        rows = to_physical(rows, schema)
+    try:
+        layout = _layout(df.sparkSession, schema, metadata, snapshot.table_root)
+        return _write_files(rows, snapshot.storage, snapshot.table_root, layout, data_change)
+    except Exception as exc:
+        found = violation(exc, snapshot.table_root)
+        if found is None:
+            raise
+        raise found from exc
+
+
+def write_change_files(df: DataFrame, snapshot: Snapshot) -> list[AddCDCFile]:
+    """Write change rows (the table's columns and ``_change_type``) as change data files, uncommitted.
+
+    They go under ``_change_data/``, partitioned as the table is (PROTOCOL.md, "Change
+    Data Files"), in the table's physical column names.
+    """
+    metadata = snapshot.metadata
+    table_schema = StructType.fromJson(metadata.schema.to_json())
+    schema = StructType([*table_schema.fields, StructField(CHANGE_TYPE_COLUMN, StringType())])
+    rows = aligned_rows(df, schema)
+    if mapping_mode(metadata.configuration) != "none":
+        rows = to_physical(rows, schema)
+    root = f"{snapshot.table_root}/{CHANGE_DATA_DIR}"
+    written = _write_files(rows, snapshot.storage, root, _layout(df.sparkSession, table_schema, metadata, root), False)
+    return [AddCDCFile(f"{CHANGE_DATA_DIR}/{a.path}", a.partition_values, a.size) for a in written]
+
+
+def discard_uncommitted(transaction: Transaction, storage: Storage, root: str, written: Sequence[AddFile | AddCDCFile]) -> None:
+    """Delete the files written for ``transaction`` after it failed, if the log proves it did
+    not commit; otherwise keep them (they may be the table's) and say so."""
+    if transaction.may_discard_files:
+        remove_unreferenced(storage, root, written)
+    else:
+        keep_uncommitted(transaction, root, len(written))
+
+
+def keep_uncommitted(transaction: Transaction, root: str, count: int) -> None:
+    """Say that files written for a commit of unknown outcome are kept (none is deleted)."""
+    if transaction.state is CommitState.UNKNOWN and count:
+        log.warning(
+            "%s: kept %d files written for a commit whose outcome is unknown; VACUUM deletes them if it did not land", root, count
+        )
+
+
+def remove_unreferenced(storage: Storage, root: str, adds: Sequence[AddFile | AddCDCFile]) -> None:
+    """Delete files that no commit references (written, then left out of the commit)."""
+    for _ in storage.delete_many(absolute_path(root, add.path) for add in adds):
+        pass

@@ -1,0 +1,96 @@
+"""Generated columns (``delta.generationExpression`` in a column's metadata).
+
+A write may leave a generated column out: it is computed from its expression. A write
+that provides it must provide exactly that value: the spec's condition
+``(<value> <=> <expression>) IS TRUE`` is checked per row inside the write job, like the
+CHECK constraints, so a bad row fails the job and nothing is committed.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
+from sqlglot import exp
+
+from ...kernel.errors import DeltaError
+from .constraints import Constraint
+
+GENERATION_EXPRESSION = "delta.generationExpression"
+
+
+class InvalidGeneratedColumnError(DeltaError, ValueError):
+    """A generation expression Delta cannot use: unknown columns, non-deterministic, wrong type."""
+
+
+def generation_expressions(schema: StructType) -> dict[str, str]:
+    """Generated top-level columns and their expressions, by column name."""
+    return {f.name: str(f.metadata[GENERATION_EXPRESSION]) for f in schema.fields if GENERATION_EXPRESSION in f.metadata}
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def generated_value(field: StructField) -> Column:
+    """The column's value computed from its expression, as the column's type."""
+    return F.expr(str(field.metadata[GENERATION_EXPRESSION])).cast(field.dataType).alias(field.name)
+
+
+def generated_checks(schema: StructType, provided: set[str]) -> list[Constraint]:
+    """One check per generated column the data provides (by lower-cased name)."""
+    return [
+        Constraint(name, expression, "GENERATED", f"({_quoted(name)} <=> ({expression}))")
+        for name, expression in generation_expressions(schema).items()
+        if name.lower() in provided
+    ]
+
+
+def validate_generated_columns(spark: SparkSession, schema: StructType, table: str) -> None:
+    """Refuse expressions that cannot define a generated column, as delta-spark does.
+
+    Each must be deterministic SQL over the table's other, non-generated columns, without
+    subqueries or aggregates, whose result type can be stored in the column.
+    """
+    expressions = generation_expressions(schema)
+    if not expressions:
+        return
+    base = StructType([StructField(f.name, f.dataType, f.nullable) for f in schema.fields if f.name not in expressions])
+    empty = spark.createDataFrame([], base)
+    by_name = {f.name: f for f in schema.fields}
+    for name, expression in expressions.items():
+        where = f"{table}: generated column {name} ({expression})"
+        try:
+            parsed = sqlglot.parse_one(expression, read="spark")
+        except sqlglot.errors.ParseError as exc:
+            raise InvalidGeneratedColumnError(f"{where}: not a SQL expression: {exc}") from exc
+        if parsed.find(exp.Select, exp.Subquery) is not None:
+            raise InvalidGeneratedColumnError(f"{where}: subqueries are not allowed in a generation expression")
+        try:
+            projected = empty.selectExpr(expression)
+        except AnalysisException as exc:
+            raise InvalidGeneratedColumnError(
+                f"{where}: the expression must use only the table's non-generated columns: {exc}"
+            ) from exc
+        plan = projected._jdf.queryExecution().analyzed()
+        if plan.getClass().getSimpleName() != "Project":
+            raise InvalidGeneratedColumnError(f"{where}: aggregate and window functions are not allowed")
+        if not plan.expressions().apply(0).deterministic():
+            raise InvalidGeneratedColumnError(f"{where}: the expression must be deterministic")
+        result_type = projected.schema.fields[0].dataType
+        if not _can_up_cast(spark, result_type.json(), by_name[name].dataType.json()):
+            raise InvalidGeneratedColumnError(
+                f"{where}: the expression's type {result_type.simpleString()} does not fit the column's type "
+                f"{by_name[name].dataType.simpleString()}"
+            )
+
+
+def _can_up_cast(spark: SparkSession, source_json: str, target_json: str) -> bool:
+    """Spark's own rule for casts that lose nothing."""
+    session = spark._jsparkSession
+    jvm = spark._jvm
+    assert session is not None and jvm is not None
+    cast = jvm.org.apache.spark.sql.catalyst.expressions.Cast
+    return bool(cast.canUpCast(session.parseDataType(source_json), session.parseDataType(target_json)))

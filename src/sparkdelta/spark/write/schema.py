@@ -1,0 +1,142 @@
+"""The schema side of a write: what the data may add to the table, and lining rows up with it.
+
+Types are compared without field metadata or nullability: a column-mapped table keeps
+ids in its nested fields that incoming data never has, and that is no mismatch.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
+
+from ...kernel.column_mapping import INTERNAL_FIELD_KEYS
+from ...kernel.errors import DeltaError
+from ...kernel.schema import parse_schema
+from .generated import GENERATION_EXPRESSION, generated_value
+
+# Field metadata a DataFrame may carry from the table it was read from, which belongs to
+# that table only: its column mapping, generated and identity columns.
+_TABLE_OWNED_KEYS = (*INTERNAL_FIELD_KEYS, GENERATION_EXPRESSION)
+
+
+class DeltaAnalysisException(DeltaError):
+    """A write that does not fit the table (schema, partitioning, mode)."""
+
+
+def delta_schema_json(schema: StructType) -> str:
+    """Spark's schema JSON with the key order delta-spark writes."""
+    return parse_schema(schema.json()).json()
+
+
+def bare(data_type: DataType) -> DataType:
+    """``data_type`` without field metadata or nullability, for comparisons."""
+    if isinstance(data_type, StructType):
+        return StructType([StructField(f.name, bare(f.dataType)) for f in data_type.fields])
+    if isinstance(data_type, ArrayType):
+        return ArrayType(bare(data_type.elementType))
+    if isinstance(data_type, MapType):
+        return MapType(bare(data_type.keyType), bare(data_type.valueType))
+    return data_type
+
+
+def _own_metadata(metadata: dict) -> dict:
+    return {k: v for k, v in metadata.items() if k not in _TABLE_OWNED_KEYS and not k.startswith("delta.identity.")}
+
+
+def _fresh_type(data_type: DataType) -> DataType:
+    if isinstance(data_type, StructType):
+        return new_table_schema(data_type, nullable=None)
+    if isinstance(data_type, ArrayType):
+        return ArrayType(_fresh_type(data_type.elementType), data_type.containsNull)
+    if isinstance(data_type, MapType):
+        return MapType(_fresh_type(data_type.keyType), _fresh_type(data_type.valueType), data_type.valueContainsNull)
+    return data_type
+
+
+def new_table_schema(schema: StructType, nullable: bool | None = True) -> StructType:
+    """The data's schema as a new table's: without metadata owned by another table, and
+    with top-level columns nullable (delta-spark drops NOT NULL from DataFrame writes)."""
+    return StructType(
+        [
+            StructField(f.name, _fresh_type(f.dataType), f.nullable if nullable is None else nullable, _own_metadata(f.metadata))
+            for f in schema.fields
+        ]
+    )
+
+
+def _field_text(field: StructField) -> str:
+    return f"{field.name} {field.dataType.simpleString()}"
+
+
+def merge_schemas(table: StructType, data: StructType, where: str) -> StructType:
+    """Table schema plus the data's new columns at the end (names match case-insensitively)."""
+    by_name = {f.name.lower(): f for f in data.fields}
+    merged = []
+    for field in table.fields:
+        incoming = by_name.pop(field.name.lower(), None)
+        if incoming is not None and bare(incoming.dataType) != bare(field.dataType):
+            if isinstance(field.dataType, StructType) and isinstance(incoming.dataType, StructType):
+                field = StructField(
+                    field.name, merge_schemas(field.dataType, incoming.dataType, where), field.nullable, field.metadata
+                )
+            else:
+                raise DeltaAnalysisException(
+                    f"{where}: failed to merge column {field.name}: the table has {field.dataType.simpleString()}, "
+                    f"the data has {incoming.dataType.simpleString()}"
+                )
+        merged.append(field)
+    # New columns are nullable: rows written before them have none.
+    fresh = new_table_schema(StructType([f for f in data.fields if f.name.lower() in by_name]))
+    return StructType(merged + list(fresh.fields))
+
+
+def check_schema(table: StructType, data: StructType, where: str) -> None:
+    """Refuse data whose columns the table does not have, or with other types."""
+    known = {f.name.lower(): f for f in table.fields}
+    extra = [f for f in data.fields if f.name.lower() not in known]
+    different = [
+        (known[f.name.lower()], f)
+        for f in data.fields
+        if f.name.lower() in known and bare(known[f.name.lower()].dataType) != bare(f.dataType)
+    ]
+    if not extra and not different:
+        return
+    lines = [f"{where}: the data's schema does not match the table's."]
+    if extra:
+        lines.append("Columns not in the table: " + ", ".join(_field_text(f) for f in extra) + ".")
+    for theirs, ours in different:
+        lines.append(
+            f"Column {ours.name}: the table has {theirs.dataType.simpleString()}, the data has {ours.dataType.simpleString()}."
+        )
+    lines.append(
+        "To add the new columns, write with .option('mergeSchema', 'true') (or set "
+        "spark.databricks.delta.schema.autoMerge.enabled=true); to replace the schema, overwrite with "
+        ".option('overwriteSchema', 'true')."
+    )
+    raise DeltaAnalysisException(" ".join(lines))
+
+
+def _quoted(name: str) -> Column:
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def aligned(df: DataFrame, schema: StructType) -> DataFrame:
+    """Rows in the table's column order, names and types.
+
+    A column the data lacks is null, or computed from its expression when generated
+    (after the other columns are in place, since expressions refer to them).
+    """
+    present = {f.name.lower(): f.name for f in df.schema.fields}
+    computed = [f for f in schema.fields if GENERATION_EXPRESSION in f.metadata and f.name.lower() not in present]
+    columns = []
+    for field in schema.fields:
+        if field in computed:
+            continue
+        source = present.get(field.name.lower())
+        value = _quoted(source) if source else F.lit(None)
+        columns.append(value.cast(field.dataType).alias(field.name))
+    rows = df.select(*columns)
+    if not computed:
+        return rows
+    return rows.withColumns({f.name: generated_value(f) for f in computed}).select(*[_quoted(f.name) for f in schema.fields])
