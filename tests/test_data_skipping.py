@@ -151,3 +151,19 @@ def test_float_columns_skip_as_spark_compares_them_with_double_literals(spark, t
         condition = f"{column} {op} 0.7"
         expected = sorted(r.id for r in spark.read.schema(schema).parquet(plain).where(condition).collect())
         assert sorted(r.id for r in spark.read.format("delta").load(delta).where(condition).collect()) == expected, condition
+
+
+@pytest.mark.parametrize(
+    ("alias", "condition", "max_files"), [(None, "id <= 499 AND p = 1", 1), (None, "p IN (1, 2)", 40), ("t", "t.id < 500", 4)]
+)
+def test_delta_table_to_df_prunes_as_a_path_read_does(spark, table, alias: str | None, condition: str, max_files: int) -> None:
+    from sparkdelta.tables import DeltaTable
+
+    path, source = table
+    delta_table = DeltaTable.forPath(spark, path)
+    result = (delta_table.alias(alias) if alias else delta_table).toDF().where(condition)
+    assert len(result.inputFiles()) <= max_files
+    info = scan_info(result)
+    assert info is not None and info.files_total == 80 and info.files_read <= max_files
+    expected = sorted(tuple(r) for r in source.where(condition.removeprefix("t.")).select("id", "p", "s").collect())
+    assert sorted(tuple(r) for r in result.select("id", "p", "s").collect()) == expected

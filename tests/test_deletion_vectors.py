@@ -382,7 +382,7 @@ def test_pruned_scans_apply_the_dvs_of_the_files_they_keep(spark: Any, tmp_path:
     # Data skipping keeps files 1 and 2 only: one with a file DV, one inline.
     frame = spark.read.format("delta").load(str(tmp_path / "t")).where("id >= 10000 AND id < 30000")
     assert _ids(frame) == sorted(i for i in live if 10_000 <= i < 30_000)
-    kept = snapshot.files.filter(pa.array([p in ("part-2.parquet", "part-3.parquet") for p in snapshot.file_paths()]))
+    kept = snapshot.scan().files.filter(pa.array([p in ("part-2.parquet", "part-3.parquet") for p in snapshot.file_paths()]))
     assert _ids(read_snapshot(spark, snapshot, kept)) == sorted(i for i in live if i >= 20_000)
     with pytest.raises(ValueError, match="deletionVector"):
         read_snapshot(spark, snapshot, kept.drop_columns(["deletionVector"]))

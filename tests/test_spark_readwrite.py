@@ -398,7 +398,8 @@ def test_rows_can_be_addressed_by_file_and_row_index(spark, tmp_path: Path) -> N
     path = str(tmp_path / "addressed")
     spark.range(0, 300, 1, 3).selectExpr("id", "id % 2 AS p").write.format("delta").partitionBy("p").save(path)
     snapshot = Table(path).snapshot()
-    files = snapshot.files.append_column("__file", snapshot.files.column("path"))
+    files = snapshot.scan().files
+    files = files.append_column("__file", files.column("path"))
     rows = read_files(spark, snapshot, files, file_columns=["__file"], with_row_index=True).collect()
     assert len(rows) == 300
     for file in {r["__file"] for r in rows}:

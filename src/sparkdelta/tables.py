@@ -38,7 +38,7 @@ from .spark.commands.drop_feature import drop_table_feature
 from .spark.commands.optimize import DeltaOptimizeBuilder
 from .spark.commands.vacuum import vacuum
 from .spark.paths import qualified
-from .spark.read.parquet import read_snapshot
+from .spark.read.scan import scan
 from .spark.storage import open_table
 from .spark.time_zones import session_instant
 
@@ -164,8 +164,8 @@ class DeltaTable:
         return _builder(sparkSession, "createOrReplace")
 
     def toDF(self) -> DataFrame:
-        df = read_snapshot(self._spark, self._table.snapshot())
-        return df.alias(self._alias) if self._alias else df
+        """The table's rows as a Delta scan, so filters on it prune files as on ``spark.read.format("delta")``."""
+        return scan(self._spark, self._table.snapshot(), alias=self._alias)
 
     def alias(self, aliasName: str) -> DeltaTable:
         """The same table under ``aliasName``, by which ``toDF()`` and ``merge`` conditions name its columns."""

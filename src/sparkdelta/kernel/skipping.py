@@ -244,10 +244,17 @@ class FileStats:
 class SkippingEvaluator:
     """Decides, per file, whether a predicate may match (True) or surely cannot (False)."""
 
-    def __init__(self, files: pa.Table, schema: StructType, partition_columns: tuple[str, ...]) -> None:
+    def __init__(
+        self, files: pa.Table, schema: StructType, partition_columns: tuple[str, ...], partitions: pa.Table | None = None
+    ) -> None:
+        """``partitions``: the files' typed partition values, when the caller has them already."""
         self.schema = schema
         self.partition_columns = {c.lower(): c for c in partition_columns}
-        self.partitions = typed_partition_values(files.column("partitionValues").combine_chunks(), schema, partition_columns)
+        self.partitions = (
+            typed_partition_values(files.column("partitionValues").combine_chunks(), schema, partition_columns)
+            if partitions is None
+            else partitions
+        )
         self.stats = FileStats(
             files.column("stats").combine_chunks(),
             StructType(tuple(f for f in schema.fields if f.name.lower() not in self.partition_columns)),

@@ -21,7 +21,9 @@ from .log_segment import LogSegment, build_log_segment
 from .parsing import ActionBatch, FileActions, FileActionsLoader, check_file_actions, parse_json_actions, parse_parquet_actions
 from .protocol import KERNEL_READER_FEATURES, check_protocol_valid, require_readable
 from .replay import FileState, reconcile
+from .scan import Scan
 from .schema import StructType
+from .skipping import Predicate
 from .storage import Storage
 
 _T = TypeVar("_T")
@@ -342,6 +344,13 @@ class Snapshot:
         if "_file_state" in self.__dict__:
             return self.files.select(list(columns))
         return self._reconcile(columns).active.select(list(columns))
+
+    def scan(self, predicate: Predicate | None = None, columns: Sequence[str] | None = None) -> Scan:
+        """The files a read of ``columns`` (None: all) filtered by ``predicate`` needs (see ``kernel.scan``).
+
+        Every engine read, DML candidate search and compaction picks its files here.
+        """
+        return Scan(self, predicate, columns)
 
     @property
     def tombstones(self) -> pa.Table:

@@ -35,14 +35,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, NumericType, StringType, TimestampNTZType, TimestampType
 
 from ...kernel import Snapshot, Table
-from ...kernel import skipping as S
 from ...kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
 from ...kernel.file_actions import remove_actions
 from ...kernel.protocol import require_writable
+from ...kernel.scan import PARTITION_VALUES, partition_keys
 from ..paths import qualified
 from ..read.parquet import read_files, spark_schema
 from ..read.predicates import kernel_predicate
-from ..write.dataframe import discard_uncommitted, num_records, remove_unreferenced, write_table_files
+from ..write.dataframe import discard_uncommitted, record_counts, remove_unreferenced, write_table_files
 from ..write.overwrite import files_in_partitions
 from ..write.schema import DeltaAnalysisException
 
@@ -84,9 +84,9 @@ class DeltaOptimizeBuilder:
 
 
 def _selected(spark: SparkSession, snapshot: Snapshot, partition_filter: str | None) -> pa.Table:
-    files = snapshot.files
+    """The scan files in the partitions ``partition_filter`` (over partition columns only) selects; all without one."""
     if partition_filter is None:
-        return files
+        return snapshot.scan().files
     partitions = {c.lower() for c in snapshot.partition_columns}
     probe = spark.createDataFrame([], spark_schema(snapshot))
     outside = sorted({str(a.name()).lower() for a in _references(probe, partition_filter)} - partitions)
@@ -100,7 +100,7 @@ def _selected(spark: SparkSession, snapshot: Snapshot, partition_filter: str | N
         raise DeltaAnalysisException(
             f"{snapshot.table_root}: cannot evaluate OPTIMIZE's where {partition_filter!r} on partitions"
         )
-    return files.filter(S.SkippingEvaluator(files, snapshot.schema, snapshot.partition_columns).keep(predicate))
+    return snapshot.scan(predicate).files
 
 
 def _references(probe: DataFrame, condition: str) -> list:
@@ -109,7 +109,7 @@ def _references(probe: DataFrame, condition: str) -> list:
 
 
 def _partition_keys(files: pa.Table) -> list[str]:
-    return [json.dumps(sorted(dict(p).items())) for p in files.column("partitionValues").to_pylist()]
+    return partition_keys(files.column(PARTITION_VALUES)).to_pylist()
 
 
 def _bins(files: pa.Table, target: int) -> list[list[int]]:
@@ -268,9 +268,7 @@ def optimize(
     if missing or partitioned:
         what = f"{', '.join(missing)} not in the table" if missing else f"{', '.join(partitioned)} are partition columns"
         raise DeltaAnalysisException(f"{table.root}: cannot Z-order by {', '.join(z_order)}: {what}")
-    considered = _selected(spark, snapshot, partition_filter)
-    if partitions is not None:
-        considered = files_in_partitions(snapshot, partitions)
+    considered = _selected(spark, snapshot, partition_filter) if partitions is None else files_in_partitions(snapshot, partitions)
     if purge:
         considered = considered.filter(considered.column("deletionVector").is_valid())
     auto = target is not None
@@ -373,7 +371,7 @@ def _rewrite(
         rows = _with_curve_key(rows, z_order, hilbert)
         rows = rows.repartitionByRange(count, F.col(_BIN), F.col(_Z)).sortWithinPartitions(F.col(_Z))
     adds = write_table_files(rows.select(*columns), snapshot, data_change=False)
-    empty = [a for a in adds if num_records(a) == 0]
+    empty = [a for a, rows in zip(adds, record_counts(adds), strict=True) if rows == 0]
     remove_unreferenced(snapshot.storage, snapshot.table_root, empty)
     return [a for a in adds if a not in empty]
 

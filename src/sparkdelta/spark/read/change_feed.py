@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField
 
 from ...kernel.change_data import ChangeRange, resolve_versions, table_changes
+from ...kernel.scan import scan_files
 from ..catalog import delta_entry
 from ..storage import open_table
 from ..time_zones import session_instant
@@ -31,14 +32,16 @@ _FILE_COLUMNS = ("path", "partitionValues", "deletionVector")
 
 
 def _labelled(actions: list[tuple[pa.StructArray, int, int]], change_type: str | None) -> pa.Table | None:
-    """One table of file actions with the version, timestamp (and change type) of each."""
+    """One table of file actions with the version, timestamp (and change type) of each.
+
+    A ``deletionVector`` column of nulls stands in where actions have none (cdc files);
+    ``scan_files`` gives it the descriptor's type.
+    """
     parts = []
     for files, version, timestamp in actions:
         if len(files) == 0:
             continue
         columns = {name: files.field(name) if name in files.type.names else pa.nulls(len(files)) for name in _FILE_COLUMNS}
-        if not isinstance(columns["deletionVector"].type, pa.StructType):
-            columns["deletionVector"] = pa.nulls(len(files), pa.struct([("storageType", pa.string())]))
         columns[COMMIT_VERSION] = pa.array([version] * len(files), pa.int64())
         columns[COMMIT_TIMESTAMP] = pa.array([timestamp * 1000] * len(files), pa.timestamp("us", tz="UTC"))
         if change_type is not None:
@@ -69,14 +72,20 @@ def _first_occurrences(paths: pa.ChunkedArray) -> pa.Array:
     return pc.is_in(rows.column("row"), value_set=first_rows)
 
 
+def _scan_files(changes: ChangeRange, files: pa.Table | None) -> pa.Table | None:
+    """Labelled file actions in a kernel scan's layout, as ``read_files`` takes them."""
+    snapshot = changes.snapshot
+    return None if files is None else scan_files(files, snapshot.schema, snapshot.partition_columns)
+
+
 def read_changes(spark: SparkSession, changes: ChangeRange) -> DataFrame:
     """The change rows of ``changes``: the table's columns, then the three change columns."""
     schema = without_field_metadata(spark_schema(changes.snapshot))
     commits = changes.commits
     groups = [
-        (_labelled([(c.cdc, c.version, c.timestamp) for c in commits], None), True),
-        (_labelled([(c.added, c.version, c.timestamp) for c in commits], "insert"), False),
-        (_labelled([(c.removed, c.version, c.timestamp) for c in commits], "delete"), False),
+        (_scan_files(changes, _labelled([(c.cdc, c.version, c.timestamp) for c in commits], None)), True),
+        (_scan_files(changes, _labelled([(c.added, c.version, c.timestamp) for c in commits], "insert")), False),
+        (_scan_files(changes, _labelled([(c.removed, c.version, c.timestamp) for c in commits], "delete")), False),
     ]
     columns = [*[F.col(f"`{f.name}`") for f in schema.fields], F.col(CHANGE_TYPE), F.col(COMMIT_VERSION), F.col(COMMIT_TIMESTAMP)]
     frames = [

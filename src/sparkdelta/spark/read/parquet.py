@@ -32,7 +32,7 @@ from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StructFiel
 
 from ...kernel import Snapshot
 from ...kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_vector
-from ...kernel.partitions import typed_partition_values
+from ...kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...kernel.storage import Storage
 from ..paths import absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
 
@@ -134,8 +134,9 @@ def without_field_metadata(data_type: StructType) -> StructType:
 
 
 def read_snapshot(spark: SparkSession, snapshot: Snapshot, files: pa.Table | None = None) -> DataFrame:
-    """Rows of ``snapshot`` (only of ``files``, when given): data from Parquet, partition values from the log."""
-    return read_files(spark, snapshot, snapshot.files if files is None else files)
+    """Rows of ``snapshot`` (only of ``files``, rows of a scan's files, when given): data from Parquet,
+    partition values from the log."""
+    return read_files(spark, snapshot, snapshot.scan().files if files is None else files)
 
 
 def read_files(
@@ -146,7 +147,10 @@ def read_files(
     file_columns: Sequence[str] = (),
     with_row_index: bool = False,
 ) -> DataFrame:
-    """Rows of ``files`` (add, remove or cdc actions) under ``snapshot``'s schema.
+    """Rows of ``files`` under ``snapshot``'s schema.
+
+    ``files`` are in a kernel scan's layout: rows of ``snapshot.scan(...).files``, or file
+    actions (add, remove or cdc) passed through ``kernel.scan.scan_files``.
 
     ``extra_fields`` are more columns to read from the data files (``_change_type`` of
     change data files); ``file_columns`` are columns of ``files`` given to each row of
@@ -165,10 +169,13 @@ def read_files(
     if files.num_rows == 0:
         labels = spark.createDataFrame(files.select(list(file_columns))).schema.fields if file_columns else []
         return spark.createDataFrame([], without_field_metadata(StructType([*output, *labels])))
-    if "deletionVector" not in files.column_names:
-        raise ValueError(f"{snapshot}: the files to read lack the deletionVector column; pass rows of snapshot.files")
+    missing = [name for name in (DELETION_VECTOR, PARTITION_VALUES) if name not in files.column_names]
+    if missing:
+        raise ValueError(
+            f"{snapshot}: the files to read lack the {', '.join(missing)} column(s); pass rows of snapshot.scan().files"
+        )
     root = snapshot.table_root
-    has_dv = files.column("deletionVector").is_valid()
+    has_dv = files.column(DELETION_VECTOR).is_valid()
     need_lookup = bool(snapshot.partition_columns or file_columns)
     if not mapped and not need_lookup and not with_row_index and not pc.any(has_dv).as_py():
         return _scan(spark, snapshot, files, read_fields)  # already the table's names, types and order
@@ -180,9 +187,7 @@ def read_files(
     }
     if need_lookup:
         keys = _file_keys(root, files)
-        values = typed_partition_values(
-            files.column("partitionValues").combine_chunks(), snapshot.schema, snapshot.partition_columns
-        )
+        values = pa.Table.from_struct_array(files.column(PARTITION_VALUES))
         for name in file_columns:
             values = values.append_column(name, files.column(name))
         lookup = spark.createDataFrame(values.append_column(_FILE_KEY, keys))
@@ -396,7 +401,7 @@ def _deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> 
     ``_scan_dv_files`` numbers them.
     """
     paths = files.column("path").to_pylist()
-    dvs = files.column("deletionVector").combine_chunks()
+    dvs = files.column(DELETION_VECTOR).combine_chunks()
     descriptors = pa.table(
         {
             _FILE_ID: pa.array(range(len(paths)), pa.int64()),
@@ -414,9 +419,8 @@ def _deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> 
 
 def _word_estimate(files: pa.Table) -> int:
     """An upper bound on the deleted words: per file, its DV's cardinality or a word per 64 rows, whichever is less."""
-    cardinality = pc.fill_null(files.column("deletionVector").combine_chunks().field("cardinality"), 0)
-    records = pc.struct_field(pc.extract_regex(pc.fill_null(files.column("stats"), ""), r'"numRecords":(?P<n>\d+)'), "n")
-    words = pc.add(pc.divide(pc.cast(pc.if_else(pc.equal(records, ""), None, records), pa.int64()), 64), 1)
+    cardinality = pc.fill_null(files.column(DELETION_VECTOR).combine_chunks().field("cardinality"), 0)
+    words = pc.add(pc.divide(files.column(NUM_RECORDS), 64), 1)
     return int(pc.sum(pc.min_element_wise(cardinality, pc.fill_null(words, cardinality))).as_py() or 0)
 
 

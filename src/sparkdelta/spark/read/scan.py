@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 
 from ...kernel import Snapshot
 from ...kernel import skipping as S
+from ...kernel.scan import conjunction
 from ..paths import spark_file_uris
 from ..storage import open_table
 from ..time_zones import session_instant
 from .change_feed import load_changes
-from .parquet import input_file_name, read_snapshot
+from .parquet import input_file_name, read_files
 from .predicates import filtered_predicate
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ class ScanInfo:
     files_total: int = 0
     files_read: int = 0
     files: pa.Table | None = None  # the files kept
+    alias: str | None = None  # the DataFrame's alias (``DeltaTable.alias(..).toDF()``), set before any filter
 
     @property
     def files_pruned(self) -> int:
@@ -50,24 +51,24 @@ def scan(
     snapshot: Snapshot,
     conditions: list[str | Column] | None = None,
     predicates: list[S.Predicate] | None = None,
+    alias: str | None = None,
 ) -> DataFrame:
     """Rows of ``snapshot`` matching every condition, reading only files ``predicates`` cannot rule out.
 
-    ``predicates`` are the kernel forms of the conditions that have one.
+    ``predicates`` are the kernel forms of the conditions that have one. ``alias`` names
+    the rows (``df.alias``) before the conditions apply, so they may use it.
     """
     conditions = list(conditions or [])
     predicates = list(predicates or [])
-    files = snapshot.files
-    if predicates and files.num_rows:
-        evaluator = S.SkippingEvaluator(files, snapshot.schema, snapshot.partition_columns)
-        keep = evaluator.keep(predicates[0])
-        for predicate in predicates[1:]:
-            keep = pc.and_(keep, evaluator.keep(predicate))
-        files = files.filter(keep)
-    df = read_snapshot(spark, snapshot, files)
+    kernel_scan = snapshot.scan(conjunction(predicates))
+    files = kernel_scan.files
+    df = read_files(spark, snapshot, files)
+    if alias:
+        df = df.alias(alias)
     for condition in conditions:
         df = df.filter(condition)
-    info = ScanInfo(snapshot, conditions, predicates, snapshot.num_files, files.num_rows, files)
+    metrics = kernel_scan.metrics
+    info = ScanInfo(snapshot, conditions, predicates, metrics.files_total, metrics.files_selected, files, alias)
     setattr(df, SCAN_ATTRIBUTE, info)
     if conditions:
         log.info("%s: read %d of %d files (%d pruned)", snapshot.table_root, info.files_read, info.files_total, info.files_pruned)
@@ -102,7 +103,7 @@ def filter_with_pruning(original: Any) -> Any:
         # The unwrapped filter: calling the wrapper again here would recurse.
         predicate = filtered_predicate(original(self, condition))
         predicates = [*info.predicates, predicate] if predicate is not None else info.predicates
-        return scan(self.sparkSession, info.snapshot, [*info.conditions, condition], predicates)
+        return scan(self.sparkSession, info.snapshot, [*info.conditions, condition], predicates, info.alias)
 
     filter.__doc__ = original.__doc__
     return filter

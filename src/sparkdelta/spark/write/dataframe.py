@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
@@ -51,6 +52,7 @@ from ...kernel.features import metadata_features
 from ...kernel.file_actions import remove_actions
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.protocol import FEATURE_PROP_PREFIX, require_writable
+from ...kernel.scan import num_records
 from ...kernel.stats_schema import stats_leaves
 from ...kernel.storage import FileStatus, Storage
 from ...kernel.table_properties import normalize_properties
@@ -75,7 +77,7 @@ __all__ = [
     "WriteResult",
     "discard_uncommitted",
     "keep_uncommitted",
-    "num_records",
+    "record_counts",
     "refuse_data_outside_a_table",
     "remove_unreferenced",
     "table_properties",
@@ -262,9 +264,9 @@ def _dynamic_partition_overwrite(df: DataFrame, options: dict[str, Any]) -> bool
     return str(mode).lower() == "dynamic"
 
 
-def num_records(add: AddFile) -> int:
-    """Rows in a file this library wrote (its stats always hold ``numRecords``)."""
-    return int(json.loads(add.stats)["numRecords"]) if add.stats else 0
+def record_counts(adds: list[AddFile]) -> list[int]:
+    """Rows in each file this library wrote (its stats always hold ``numRecords``; 0 without stats)."""
+    return pc.fill_null(num_records(pa.array([a.stats for a in adds], pa.string())), 0).to_pylist()
 
 
 @dataclass
@@ -503,7 +505,7 @@ def _write(
     if app_id is not None:
         actions.append(SetTransaction(str(app_id), int(str(options.get("txnversion"))), int(time.time() * 1000)))
         transaction.mark_app_transaction_read(str(app_id))
-    num_rows = sum(num_records(a) for a in adds)
+    num_rows = sum(record_counts(adds))
     parameters: dict[str, Any] = {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))}
     if replace_where:
         parameters["predicate"] = json.dumps([replace_where])

@@ -9,28 +9,23 @@ from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from ...kernel import Snapshot
-from ...kernel import skipping as S
-from ...kernel.partitions import typed_partition_values
-from ..read.parquet import read_snapshot, spark_schema, without_field_metadata
+from ...kernel.scan import PARTITION_VALUES, partition_keys, typed_partitions
+from ..read.parquet import read_files, spark_schema, without_field_metadata
 from ..read.predicates import condition_predicate, schema_probe
 
 _PATH = "__sparkdelta_path"
 
 
-def _partition_frame(spark: SparkSession, snapshot: Snapshot) -> DataFrame:
-    """One row per file: its path and typed partition values."""
-    files = snapshot.files
-    values = typed_partition_values(files.column("partitionValues").combine_chunks(), snapshot.schema, snapshot.partition_columns)
+def _partition_frame(spark: SparkSession, files: pa.Table) -> DataFrame:
+    """One row per scan file: its path and typed partition values."""
+    values = pa.Table.from_struct_array(files.column(PARTITION_VALUES))
     return spark.createDataFrame(values.append_column(_PATH, files.column("path")))
 
 
 def _may_match(spark: SparkSession, snapshot: Snapshot, predicate: str) -> pa.Table:
-    """Files data skipping cannot rule out for ``predicate``."""
+    """Scan files data skipping cannot rule out for ``predicate``."""
     parsed = condition_predicate(schema_probe(spark, without_field_metadata(spark_schema(snapshot))), predicate)
-    if parsed is None:
-        return snapshot.files
-    evaluator = S.SkippingEvaluator(snapshot.files, snapshot.schema, snapshot.partition_columns)
-    return snapshot.files.filter(evaluator.keep(parsed))
+    return snapshot.scan(parsed).files
 
 
 def _only_partition_columns(predicate: str, partition_columns: tuple[str, ...]) -> bool:
@@ -51,28 +46,22 @@ def files_to_replace(spark: SparkSession, snapshot: Snapshot, predicate: str) ->
     (after data skipping) is rewritten without them.
     """
     if snapshot.partition_columns and _only_partition_columns(predicate, snapshot.partition_columns):
-        matching = _partition_frame(spark, snapshot).where(predicate).select(_PATH).collect()
+        files = snapshot.scan().files
+        matching = _partition_frame(spark, files).where(predicate).select(_PATH).collect()
         paths = pa.array([r[0] for r in matching], pa.string())
-        return snapshot.files.filter(pc.is_in(snapshot.files.column("path"), value_set=paths)), None
+        return files.filter(pc.is_in(files.column("path"), value_set=paths)), None
     candidates = _may_match(spark, snapshot, predicate)
-    kept = read_snapshot(spark, snapshot, candidates).where(f"NOT ({predicate}) OR ({predicate}) IS NULL")
+    kept = read_files(spark, snapshot, candidates).where(f"NOT ({predicate}) OR ({predicate}) IS NULL")
     return candidates, kept
 
 
-def _partition_keys(values: pa.Array, snapshot: Snapshot) -> pa.Array:
-    """One comparable string per file from its typed partition values (null spelled apart from any value).
-
-    Typed, so that spellings of one value (``2024-01-01 00:00:00`` and
-    ``2024-01-01T00:00:00.000000Z``, or keys by display and by physical name) match.
-    """
-    typed = typed_partition_values(values, snapshot.schema, snapshot.partition_columns)
-    parts = [pc.fill_null(pc.binary_join_element_wise("=", pc.cast(c, pa.string()), ""), "\x00") for c in typed.columns]
-    return pc.binary_join_element_wise(*parts, "\x01") if parts else pa.array([""] * len(values))
-
-
 def files_in_partitions(snapshot: Snapshot, partitions: list[dict[str, str | None]]) -> pa.Table:
-    """Files whose partition values equal one of ``partitions`` (dynamic partition overwrite)."""
+    """Scan files whose partition values equal one of ``partitions`` (dynamic partition overwrite).
+
+    ``partitions`` are a writer's, as its adds spell them; they are typed as the log's are.
+    """
     written = pa.array([list(p.items()) for p in partitions], pa.map_(pa.string(), pa.string()))
-    wanted = _partition_keys(written, snapshot)
-    current = _partition_keys(snapshot.files.column("partitionValues").combine_chunks(), snapshot)
-    return snapshot.files.filter(pc.is_in(current, value_set=pc.unique(wanted)))
+    wanted = partition_keys(typed_partitions(written, snapshot.schema, snapshot.partition_columns))
+    files = snapshot.scan().files
+    current = partition_keys(files.column(PARTITION_VALUES))
+    return files.filter(pc.is_in(current, value_set=pc.unique(wanted)))

@@ -38,7 +38,6 @@ Example (a copy-on-write DELETE, in outline)::
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Iterator
 from types import TracebackType
@@ -53,12 +52,19 @@ from ....kernel import AddCDCFile, AddFile, Snapshot, Table
 from ....kernel import skipping as S
 from ....kernel.actions import Action
 from ....kernel.file_actions import remove_actions
-from ....kernel.partitions import typed_partition_values
 from ....kernel.protocol import require_writable
+from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ....kernel.transaction import CommitResult
 from ...read.parquet import read_files, spark_schema, without_field_metadata
 from ...read.predicates import Condition, kernel_predicate, schema_probe
-from ...write.dataframe import CHANGE_TYPE_COLUMN, keep_uncommitted, remove_unreferenced, write_change_files, write_table_files
+from ...write.dataframe import (
+    CHANGE_TYPE_COLUMN,
+    keep_uncommitted,
+    record_counts,
+    remove_unreferenced,
+    write_change_files,
+    write_table_files,
+)
 from .deletion_vectors import DeletedRows, store_deletion_vectors
 from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
 
@@ -119,13 +125,8 @@ def matched(condition: Condition | None) -> Column:
 
 
 def candidate_files(spark: SparkSession, snapshot: Snapshot, condition: Condition | None) -> pa.Table:
-    """Rows of ``snapshot.files`` that may hold a row matching ``condition`` (partition pruning, data skipping)."""
-    predicate = kernel_predicate(spark, snapshot, condition)
-    files = snapshot.files
-    if predicate is None or files.num_rows == 0:
-        return files
-    evaluator = S.SkippingEvaluator(files, snapshot.schema, snapshot.partition_columns)
-    return files.filter(evaluator.keep(predicate))
+    """The scan files (``Snapshot.scan``) that may hold a row matching ``condition`` (partition pruning, data skipping)."""
+    return snapshot.scan(kernel_predicate(spark, snapshot, condition)).files
 
 
 def _referenced_columns(spark: SparkSession, snapshot: Snapshot, condition: Condition) -> set[str] | None:
@@ -150,35 +151,31 @@ def partition_only_files(spark: SparkSession, snapshot: Snapshot, condition: Con
     referenced = _referenced_columns(spark, snapshot, condition)
     if not referenced or not referenced <= {c.lower() for c in snapshot.partition_columns}:
         return None
-    files = snapshot.files
-    values = typed_partition_values(files.column("partitionValues").combine_chunks(), snapshot.schema, snapshot.partition_columns)
+    files = snapshot.scan().files
+    values = pa.Table.from_struct_array(files.column(PARTITION_VALUES))
     frame = spark.createDataFrame(values.append_column(FILE_PATH_COLUMN, files.column("path")))
     chosen = frame.where(matched(condition)).select(FILE_PATH_COLUMN).collect()
     paths = pa.array([row[0] for row in chosen], pa.string())
     return files.filter(pc.is_in(files.column("path"), value_set=paths))
 
 
-def _num_records(stats: str | None) -> int:
-    return int(json.loads(stats).get("numRecords") or 0) if stats else 0
-
-
 def logical_rows(files: pa.Table) -> int:
-    """Rows of ``files`` by the log alone: stats' ``numRecords`` less DV cardinalities (0 for files without stats).
+    """Rows of ``files`` (scan files) by the log alone: ``num_records`` less DV cardinalities (0 for files without stats).
 
     The row counts of metadata-only deletes, as delta-spark reports them.
     """
-    physical = sum(_num_records(s) for s in files.column("stats").to_pylist())
-    deleted = pc.sum(files.column("deletionVector").combine_chunks().field("cardinality")).as_py() if files.num_rows else 0
-    return physical - int(deleted or 0)
+    physical = pc.sum(files.column(NUM_RECORDS)).as_py() if files.num_rows else 0
+    deleted = pc.sum(files.column(DELETION_VECTOR).combine_chunks().field("cardinality")).as_py() if files.num_rows else 0
+    return int(physical or 0) - int(deleted or 0)
 
 
 def rows_written(adds: list[AddFile]) -> int:
     """Rows in newly written files, from their stats."""
-    return sum(_num_records(a.stats) for a in adds)
+    return sum(record_counts(adds))
 
 
 def read_target(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:
-    """Rows of ``files`` (rows of ``snapshot.files``), with ``FILE_PATH_COLUMN`` and ``ROW_INDEX_COLUMN``."""
+    """Rows of ``files`` (scan files of ``snapshot``), with ``FILE_PATH_COLUMN`` and ``ROW_INDEX_COLUMN``."""
     labelled = files.append_column(FILE_PATH_COLUMN, files.column("path"))
     rows = read_files(spark, snapshot, labelled, file_columns=[FILE_PATH_COLUMN], with_row_index=True)
     if ROW_INDEX_COLUMN not in rows.columns:  # read_files' empty result for no files lacks it
@@ -304,18 +301,18 @@ class DmlCommit:
         self.transaction.mark_read_predicate(_partition_expression(predicate, self.snapshot.partition_columns))
 
     def remove_files(self, files: pa.Table) -> None:
-        """Remove ``files`` (rows of ``snapshot.files``) with their partition values, size, stats and DV."""
+        """Remove ``files`` (scan files of ``snapshot``) with their partition values, size, stats and DV."""
         self.actions.extend(remove_actions(files, data_change=True))
         self.metrics["numRemovedFiles"] += files.num_rows
         self.metrics["numRemovedBytes"] += int(pc.sum(files.column("size")).as_py() or 0)
-        self.metrics["numDeletionVectorsRemoved"] += int(pc.sum(files.column("deletionVector").is_valid()).as_py() or 0)
+        self.metrics["numDeletionVectorsRemoved"] += int(pc.sum(files.column(DELETION_VECTOR).is_valid()).as_py() or 0)
 
     def add_rows(self, rows: DataFrame) -> list[AddFile]:
         """Write ``rows`` (the table's columns, by name) as new data files; constraints checked in the job."""
         written = write_table_files(rows, self.snapshot)
         self._written.extend(written)
         # Spark writes a file even for no rows; an empty file adds nothing to the table.
-        adds = [a for a in written if _num_records(a.stats) > 0]
+        adds = [a for a, rows in zip(written, record_counts(written), strict=True) if rows > 0]
         remove_unreferenced(self.snapshot.storage, self.snapshot.table_root, [a for a in written if a not in adds])
         self.actions.extend(adds)
         self.metrics["numAddedFiles"] += len(adds)

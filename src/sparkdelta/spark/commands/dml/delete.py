@@ -48,7 +48,7 @@ def delete(spark: SparkSession, table: Table, condition: Condition | None = None
     parameters = {"predicate": json.dumps([condition_sql(spark, snapshot, condition)] if condition is not None else [])}
     with DmlCommit(spark, table, snapshot, "DELETE", parameters) as dml:
         with dml.timed("scanTimeMs", "finding the files to delete from"):
-            whole = snapshot.files if condition is None else partition_only_files(spark, snapshot, condition)
+            whole = snapshot.scan().files if condition is None else partition_only_files(spark, snapshot, condition)
         if whole is not None:
             if condition is None:
                 dml.transaction.mark_read_whole_table()

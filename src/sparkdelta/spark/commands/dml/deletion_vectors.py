@@ -34,6 +34,7 @@ from ....kernel.deletion_vectors import (
     write_deletion_vectors,
 )
 from ....kernel.file_actions import remove_actions
+from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS
 from ....kernel.storage import Storage
 from ...paths import absolute_path
 from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
@@ -88,11 +89,9 @@ class DeletedRows:
 
 
 def _file_info(files: pa.Table) -> pa.Table:
-    """What a task needs per candidate file: its current DV and its stats' ``numRecords``."""
-    dvs = files.column("deletionVector").combine_chunks()
-    stats = files.column("stats").to_pylist() if "stats" in files.column_names else [None] * files.num_rows
-    counts = [json.loads(s).get("numRecords") if s else None for s in stats]
-    columns = {"path": files.column("path"), _NUM_RECORDS: pa.array(counts, pa.int64())}
+    """What a task needs per candidate file (scan files): its current DV and its record count."""
+    dvs = files.column(DELETION_VECTOR).combine_chunks()
+    columns = {"path": files.column("path"), _NUM_RECORDS: files.column(NUM_RECORDS)}
     return pa.table({**columns, **{name: dvs.field(name) for name in _DV_FIELDS}})
 
 

@@ -93,10 +93,8 @@ def _and(predicates: list[S.Predicate]) -> S.Predicate | None:
 
 
 def _keep(snapshot: Snapshot, predicate: S.Predicate | None) -> pa.Array:
-    files = snapshot.files
-    if predicate is None or files.num_rows == 0:
-        return pa.array([True] * files.num_rows, pa.bool_())
-    return S.SkippingEvaluator(files, snapshot.schema, snapshot.partition_columns).keep(predicate)
+    """Which of the snapshot's files a scan filtered by ``predicate`` selects."""
+    return snapshot.scan(predicate).selection
 
 
 def candidate_files(plan: MergePlan, snapshot: Snapshot, probe: DataFrame, source_ranges: bool) -> Candidates:
@@ -108,12 +106,12 @@ def candidate_files(plan: MergePlan, snapshot: Snapshot, probe: DataFrame, sourc
     """
     join = probe._jdf.queryExecution().analyzed()
     matching, matches_nothing, keys = _matching_predicate(plan, join, source_ranges)
-    files = snapshot.files
+    files = snapshot.scan().files
     keep = pa.array([False] * files.num_rows, pa.bool_()) if matches_nothing else _keep(snapshot, matching)
     partitions = {c.lower() for c in snapshot.partition_columns}
     data_keys = [k for k in keys if k[0].lower() not in partitions]
     if data_keys and not matches_nothing:
-        keep = _holding_source_keys(plan, snapshot, keep, data_keys[0])
+        keep = _holding_source_keys(plan, snapshot, files, keep, data_keys[0])
     predicate = matching
     if plan.not_matched_by_source:
         unmatched = _not_matched_by_source_predicate(plan, probe)
@@ -155,13 +153,16 @@ def _matching_predicate(
     return _and(found), False, ranges
 
 
-def _holding_source_keys(plan: MergePlan, snapshot: Snapshot, keep: pa.Array, key: tuple[str, str, str]) -> pa.Array:
-    """``keep`` narrowed to files whose stats range holds a source key; files without stats stay."""
+def _holding_source_keys(
+    plan: MergePlan, snapshot: Snapshot, files: pa.Table, keep: pa.Array, key: tuple[str, str, str]
+) -> pa.Array:
+    """``keep`` (over ``files``, all the snapshot's scan files) narrowed to files whose stats range holds a
+    source key; files without stats stay."""
     name, _, source_sql = key
     candidates = pc.indices_nonzero(keep)
     if not 1 < len(candidates) <= MAX_FILES_FOR_KEY_JOIN:
         return keep
-    stats = S.FileStats(snapshot.files.column("stats").take(candidates).combine_chunks(), snapshot.schema)
+    stats = S.FileStats(files.column("stats").take(candidates).combine_chunks(), snapshot.schema)
     low, high = stats.bound("minValues", (name,)), stats.bound("maxValues", (name,))
     if low is None or high is None:
         return keep
