@@ -220,8 +220,17 @@ def test_file_actions_outside_a_scan_get_the_same_columns(hand_written: str) -> 
 
 
 def test_num_records_reads_any_spelling_and_keeps_unknowns_null() -> None:
-    stats = pa.array(['{"numRecords":3}', '{"numRecords": 4, "minValues": {}}', None, "{}", '{"minValues":{"x":1}}'])
-    assert num_records(stats).to_pylist() == [3, 4, None, None, None]
+    stats = pa.array(
+        [
+            '{"numRecords":3}',
+            '{"numRecords": 4, "minValues": {}}',
+            None,
+            "{}",
+            '{"minValues":{"x":1}}',
+            '{"minValues":{"numRecords":1},"numRecords":9}',  # a column named numRecords, then the count
+        ]
+    )
+    assert num_records(stats).to_pylist() == [3, 4, None, None, None, 9]
     assert num_records(pa.array([], pa.string())).to_pylist() == []
 
 
