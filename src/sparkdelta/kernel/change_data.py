@@ -12,9 +12,9 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .errors import DeltaError, VersionNotFoundError
 from .file_actions import storage_path
@@ -103,7 +103,7 @@ def resolve_versions(
 def _data_changing(actions: pa.StructArray) -> pa.StructArray:
     if len(actions) == 0:
         return actions
-    return actions.filter(pc.fill_null(actions.field("dataChange"), True))
+    return actions.filter(cast(pa.BooleanArray, actions.field("dataChange").fill_null(True)))
 
 
 def table_changes(table: Table, start: int, end: int) -> ChangeRange:
@@ -150,7 +150,7 @@ def _require_files_present(table: Table, commits: list[ChangeCommit]) -> None:
     """Refuse a range whose files VACUUM deleted, naming the first one missing."""
     for commit in commits:
         for actions in (commit.cdc, commit.added, commit.removed):
-            for path in actions.field("path").to_pylist() if len(actions) else []:
+            for path in cast(list[str], actions.field("path").to_pylist()) if len(actions) else []:
                 if not table.storage.exists(storage_path(table.root, path)):
                     raise ChangeDataFeedError(
                         f"{table.root}: the changes of version {commit.version} are in file {path}, which no longer "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,7 +19,8 @@ import pyarrow.compute as pc
 from .actions import Action
 from .errors import DeltaError
 from .file_actions import add_actions, remove_actions, storage_path
-from .replay import canonical_paths, dv_unique_ids
+from .file_paths import canonical_paths
+from .replay import dv_unique_ids
 from .snapshot import Snapshot
 from .table import Table
 
@@ -50,12 +51,13 @@ class RestoreMetrics:
         }
 
 
-def _keys(snapshot: Snapshot) -> pa.Array:
+def _keys(snapshot: Snapshot) -> pa.StringArray:
     """One key per active file: its canonical path and deletion vector."""
     files = snapshot.files
-    paths = canonical_paths(files.column("path").combine_chunks(), snapshot.table_root)
-    vectors = dv_unique_ids(files.column("deletionVector").combine_chunks())
-    return pc.binary_join_element_wise(paths, vectors, "\n")
+    paths = cast(pa.StringArray, canonical_paths(files.column("path").combine_chunks(), snapshot.table_root))
+    vectors = dv_unique_ids(cast(pa.StructArray, files.column("deletionVector").combine_chunks()))
+    # The stubs want the separator as an array too; Arrow takes a Python string.
+    return cast(pa.StringArray, pc.binary_join_element_wise(paths, vectors, "\n"))  # type: ignore[call-overload]
 
 
 def _only_in(snapshot: Snapshot, other: Snapshot) -> pa.Table:
@@ -70,7 +72,9 @@ def restore(table: Table, version: int | None = None, timestamp: datetime | str 
     latest = table.snapshot()
     target = table.snapshot(version=version, timestamp=timestamp)
     restored, removed = _only_in(target, latest), _only_in(latest, target)
-    missing = [p for p in restored.column("path").to_pylist() if not table.storage.exists(storage_path(table.root, p))]
+    missing = [
+        p for p in cast(list[str], restored.column("path").to_pylist()) if not table.storage.exists(storage_path(table.root, p))
+    ]
     if missing:
         raise RestoreFilesMissingError(
             f"{table.root}: cannot restore to version {target.version}: {len(missing)} of its data files no longer exist "

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -271,7 +271,7 @@ class Snapshot:
             raise InvalidLogError(f"{self.table_root}: no protocol action in the log up to version {self.version}")
         if not any(b.metadata is not None for b in batches):
             raise InvalidLogError(f"{self.table_root}: no metaData action in the log up to version {self.version}")
-        self.protocol = _named(segment, protocol, partial(Protocol.from_dict, protocol.protocol))
+        self.protocol = _named(segment, protocol, partial(Protocol.from_dict, cast(dict[str, Any], protocol.protocol)))
         self.metadata = _checked_metadata(segment, batches)
         check_protocol_valid(self.protocol, f"{self.table_root} (version {self.version})")
         self.app_transactions = _latest_app_transactions(batches)
@@ -349,7 +349,7 @@ class Snapshot:
         return self._file_state.tombstones
 
     @cached_property
-    def commit_info(self) -> dict | None:
+    def commit_info(self) -> dict[str, Any] | None:
         """This version's commitInfo (read from its commit when a checkpoint or compaction covers it)."""
         if self._newest_commit_info is not None:
             return self._newest_commit_info
@@ -381,7 +381,7 @@ class Snapshot:
 
     def file_paths(self) -> list[str]:
         """Active file paths as written in the log (URL-encoded, usually relative)."""
-        return self.files.column("path").to_pylist()
+        return cast(list[str], self.files.column("path").to_pylist())
 
     def __repr__(self) -> str:
         return f"Snapshot({self.table_root!r}, version={self.version})"
@@ -408,7 +408,7 @@ def _checked_metadata(segment: LogSegment, batches: list[ActionBatch]) -> Metada
     """The metadata in force (the newest), decoded now, schema included, so a bad one fails
     naming its version and file rather than later, unnamed."""
     batch = next(b for b in batches if b.metadata is not None)  # the caller made sure one exists
-    return _named(segment, batch, partial(_decoded_metadata, batch.metadata))
+    return _named(segment, batch, partial(_decoded_metadata, cast(dict[str, Any], batch.metadata)))
 
 
 def _decoded_metadata(raw: dict[str, Any]) -> Metadata:

@@ -7,7 +7,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from .errors import TableNotFoundError, VersionNotFoundError
 from .log_files import LOG_DIR, LogFileKind, commit_name
@@ -26,7 +26,7 @@ class CommitRecord:
 
     version: int
     timestamp: int
-    commit_info: dict
+    commit_info: dict[str, Any]
 
 
 class Table:
@@ -138,7 +138,7 @@ class Table:
         info = self.read_commit_info(version)
         return int(info.get("inCommitTimestamp", info.get("timestamp", 0)))
 
-    def read_commit_info(self, version: int) -> dict:
+    def read_commit_info(self, version: int) -> dict[str, Any]:
         """The commitInfo action of one commit ({} when it has none).
 
         Only the lines naming commitInfo are cut out and decoded: ``history`` reads every
@@ -151,7 +151,7 @@ class Table:
             end = len(data) if end == -1 else end
             action = json.loads(data[start:end])
             if "commitInfo" in action:
-                return action["commitInfo"]
+                return cast(dict[str, Any], action["commitInfo"])
             at = data.find(b'"commitInfo"', end)
         return {}
 
