@@ -657,17 +657,19 @@ def test_the_builder_registers_named_tables(spark: SparkSession, tmp_path: Path)
 
 
 def test_properties_and_description_given_by_a_caller_apply_to_a_new_table(spark: SparkSession, tmp_path: Path) -> None:
+    from sparkdelta.spark.options import DeltaOptions
     from sparkdelta.spark.write.dataframe import write_dataframe
 
     path = str(tmp_path / "t")
     properties = {"owner": "ops", "delta.appendOnly": "true"}
-    write_dataframe(spark.range(2), path, "errorifexists", None, {"delta.checkpointinterval": "5"}, properties, "ctas table")
+    options = DeltaOptions.parse({"delta.checkpointinterval": "5"})
+    write_dataframe(spark.range(2), path, "errorifexists", None, options, properties, "ctas table")
     (metadata,) = _action(path, 0, "metaData")
     assert metadata["configuration"] == {"delta.checkpointInterval": "5", "owner": "ops", "delta.appendOnly": "true"}
     assert metadata["description"] == "ctas table"
     before = _state(path)
     with pytest.raises(InvalidTablePropertyError, match="delta.appendOnly"):
-        write_dataframe(spark.range(2), path, "append", None, {}, {"delta.appendOnly": "sometimes"})
+        write_dataframe(spark.range(2), path, "append", None, DeltaOptions(), {"delta.appendOnly": "sometimes"})
     assert _state(path) == before
 
 

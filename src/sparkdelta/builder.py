@@ -13,21 +13,21 @@ A table is named by ``tableName`` (a catalog entry), by ``location`` (a path), o
 from __future__ import annotations
 
 import json
-import time
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_string
 
-from .kernel import Metadata, Table, TableNotFoundError, metadata_change
-from .kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clustering_domain
+from .kernel import Snapshot, Table, TableNotFoundError
+from .kernel.clustering import clustering_columns
+from .kernel.create_table import NewTable, create_table
 from .kernel.file_actions import remove_actions
-from .kernel.protocol import FEATURE_PROP_PREFIX, require_writable
+from .kernel.protocol import require_writable
+from .spark.conf import ALLOW_ARBITRARY_PROPERTIES, get_bool, property_defaults
 from .spark.paths import normalize_location
 from .spark.storage import open_table
-from .spark.write.dataframe import refuse_data_outside_a_table, table_properties
+from .spark.write.dataframe import refuse_data_outside_a_table
 from .spark.write.generated import GENERATION_EXPRESSION, validate_generated_columns
 from .spark.write.schema import DeltaAnalysisException, bare, delta_schema_json
 
@@ -221,7 +221,9 @@ class DeltaTableBuilder:
 
             catalog.register(self._spark, target.name, target.location, managed=False)
 
-    def _metadata(self, target: _Target) -> Metadata:
+    def _new_table(self, target: _Target, snapshot: Snapshot | None) -> NewTable:
+        """The table's metadata, protocol (never below a replaced table's) and clustering domain
+        (an empty one clears a replaced table's clustering)."""
         if not self._columns:
             raise DeltaAnalysisException(f"{target.label}: the table's schema is not given; add columns with addColumn")
         schema = StructType(self._columns)
@@ -233,28 +235,24 @@ class DeltaTableBuilder:
             raise DeltaAnalysisException(f"{target.label}: a table cannot use all of its columns as partition columns")
         validate_generated_columns(self._spark, schema, target.label)
         by_name = {f.name.lower(): f.name for f in self._columns}
-        return Metadata(
-            str(uuid.uuid4()),
+        clustered = bool(self._clustering_columns) or (snapshot is not None and bool(clustering_columns(snapshot)))
+        return create_table(
+            target.label,
             delta_schema_json(schema),
-            tuple(by_name[c.lower()] for c in self._partition_columns),
-            {**table_properties(self._spark, self._properties, target.label), **self._clustering_feature()},
+            [by_name[c.lower()] for c in self._partition_columns],
+            {**property_defaults(self._spark), **self._properties},
+            allow_arbitrary_properties=get_bool(self._spark, ALLOW_ARBITRARY_PROPERTIES),
+            clustering_columns=self._clustering_columns if clustered else None,
             description=self._comment,
-            created_time=int(time.time() * 1000),
+            protocol=snapshot.protocol if snapshot is not None else None,
         )
 
-    def _clustering_feature(self) -> dict[str, str]:
-        return {f"{FEATURE_PROP_PREFIX}{CLUSTERING_FEATURE}": "supported"} if self._clustering_columns else {}
-
-    def _commit(self, target: _Target, table: Table, snapshot: Any) -> None:
-        metadata, protocol = metadata_change.prepare(
-            self._metadata(target), None, snapshot.protocol if snapshot is not None else None
-        )
-        require_writable(protocol, metadata, target.label)
+    def _commit(self, target: _Target, table: Table, snapshot: Snapshot | None) -> None:
+        new = self._new_table(target, snapshot)
+        metadata = new.metadata
+        require_writable(new.protocol, metadata, target.label)
         transaction = table.transaction(read_snapshot=snapshot)
-        actions: list[Any] = [protocol, metadata]
-        if self._clustering_columns or (snapshot is not None and clustering_columns(snapshot)):
-            schema = metadata.schema
-            actions.append(clustering_domain(schema, self._clustering_columns, metadata.partition_columns, target.label))
+        actions: list[Any] = list(new.actions)
         if snapshot is not None:
             transaction.mark_read_whole_table()
             actions.extend(remove_actions(snapshot.files, data_change=True))

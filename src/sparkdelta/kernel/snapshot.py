@@ -258,24 +258,27 @@ class Snapshot:
     """Protocol, metadata and files of a table at ``version``.
 
     File state is an Arrow table in the checkpoint's ``add`` layout, computed on first use.
+    A snapshot is immutable: its fields are read-only, so one snapshot can be shared (by
+    a scan and the commands built on it, across threads) and a transaction's read snapshot
+    is the table as read. A command that commits new metadata passes it along explicitly
+    (see ``DmlCommit.set_metadata``) instead of patching a snapshot.
     """
 
     def __init__(self, storage: Storage, segment: LogSegment, batches: list[ActionBatch]) -> None:
-        self.storage = storage
-        self.segment = segment
-        self.table_root = segment.table_root
-        self.version = segment.version
+        self._storage = storage
+        self._segment = segment
         self._batches = batches
+        root, version = segment.table_root, segment.version
         protocol = next((b for b in batches if b.protocol is not None), None)
         if protocol is None:
-            raise InvalidLogError(f"{self.table_root}: no protocol action in the log up to version {self.version}")
+            raise InvalidLogError(f"{root}: no protocol action in the log up to version {version}")
         if not any(b.metadata is not None for b in batches):
-            raise InvalidLogError(f"{self.table_root}: no metaData action in the log up to version {self.version}")
-        self.protocol = _named(segment, protocol, partial(Protocol.from_dict, cast(dict[str, Any], protocol.protocol)))
-        self.metadata = _checked_metadata(segment, batches)
-        check_protocol_valid(self.protocol, f"{self.table_root} (version {self.version})")
-        self.app_transactions = _latest_app_transactions(batches)
-        self.domain_metadata = _live_domains(batches)
+            raise InvalidLogError(f"{root}: no metaData action in the log up to version {version}")
+        self._protocol = _named(segment, protocol, partial(Protocol.from_dict, cast(dict[str, Any], protocol.protocol)))
+        self._metadata = _checked_metadata(segment, batches)
+        check_protocol_valid(self._protocol, f"{root} (version {version})")
+        self._app_transactions = _latest_app_transactions(batches)
+        self._domain_metadata = _live_domains(batches)
         newest = batches[0] if batches else None
         self._newest_commit_info = (
             newest.commit_info if newest and not newest.is_checkpoint and newest.version == self.version else None
@@ -295,6 +298,41 @@ class Snapshot:
         """
         path = f"{table_root}/{LOG_DIR}/{commit_name(version)}"
         return _decode_commit(storage.read(path), table_root, path, version)
+
+    @property
+    def storage(self) -> Storage:
+        return self._storage
+
+    @property
+    def segment(self) -> LogSegment:
+        """The log files this snapshot is read from (past a damaged checkpoint, once found)."""
+        return self._segment
+
+    @property
+    def table_root(self) -> str:
+        return self._segment.table_root
+
+    @property
+    def version(self) -> int:
+        return self._segment.version
+
+    @property
+    def protocol(self) -> Protocol:
+        return self._protocol
+
+    @property
+    def metadata(self) -> Metadata:
+        return self._metadata
+
+    @property
+    def app_transactions(self) -> dict[str, SetTransaction]:
+        """The latest ``txn`` per application id."""
+        return self._app_transactions
+
+    @property
+    def domain_metadata(self) -> dict[str, DomainMetadata]:
+        """Live domain metadata by domain name."""
+        return self._domain_metadata
 
     def require_readable(self, supported: frozenset[str] | None = None) -> None:
         """Refuse, naming the features, if the table needs reader features we lack."""
@@ -321,7 +359,7 @@ class Snapshot:
             try:
                 return reconcile(self._batches, self.table_root, add_fields)
             except _DamagedCheckpoint as damaged:
-                self.segment, self._batches = _readable_batches(self.storage, _segment_past(self.storage, self.segment, damaged))
+                self._segment, self._batches = _readable_batches(self.storage, _segment_past(self.storage, self.segment, damaged))
 
     @cached_property
     def _file_state(self) -> FileState:
@@ -350,9 +388,11 @@ class Snapshot:
 
     @cached_property
     def commit_info(self) -> dict[str, Any] | None:
-        """This version's commitInfo (read from its commit when a checkpoint or compaction covers it)."""
+        """This version's commitInfo (read from its commit when a checkpoint or compaction covers it).
+
+        A copy: the parsed commit is shared through the process-wide log cache."""
         if self._newest_commit_info is not None:
-            return self._newest_commit_info
+            return dict(self._newest_commit_info)
         try:
             data = self.storage.read(f"{self.table_root}/{LOG_DIR}/{commit_name(self.version)}")
         except FileNotFoundError:

@@ -8,18 +8,20 @@ catalog entry back out.
 from __future__ import annotations
 
 import json
+from dataclasses import replace as replace_options
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
 from .catalog import DeltaCatalogError, default_location, delta_entry, lookup, register, unregister
+from .options import DeltaOptions
 from .paths import normalize_location
 from .read.scan import load
 from .storage import open_table
 from .write.dataframe import write_dataframe
 
 
-def read_table(spark: SparkSession, name: str, options: dict[str, Any]) -> DataFrame:
+def read_table(spark: SparkSession, name: str, options: DeltaOptions) -> DataFrame:
     """``spark.table(name)`` for a Delta table: a native scan of its current (or requested) snapshot."""
     return load(spark, delta_entry(spark, name).location, options)
 
@@ -29,7 +31,7 @@ def save_as_table(
     name: str,
     mode: str,
     partition_by: list[str] | None,
-    options: dict[str, Any],
+    options: DeltaOptions,
     properties: dict[str, str] | None = None,
     description: str | None = None,
     replace: bool = False,
@@ -45,8 +47,8 @@ def save_as_table(
     ``properties`` and ``description`` (TBLPROPERTIES and COMMENT) apply to a new table.
     """
     spark = df.sparkSession
-    options = dict(options)
-    path = options.pop("path", None)
+    path = options.path
+    options = replace_options(options, path=None)
     entry = lookup(spark, name)
     mode_name = mode.lower()
 
@@ -69,7 +71,7 @@ def save_as_table(
             raise DeltaCatalogError(f"{entry.name} is at {entry.location}, not at the given path {path}")
         operation = None
         if mode_name == "overwrite":
-            options["overwriteschema"] = "true"
+            options = replace_options(options, overwrite_schema=True)
             operation = as_select("CREATE OR REPLACE TABLE AS SELECT", entry.managed)
         write_dataframe(df, entry.location, mode, partition_by, options, properties, description, operation, cluster_by)
         return
@@ -97,4 +99,4 @@ def insert_into(df: DataFrame, name: str, overwrite: bool) -> None:
             f"{entry.name}: insertInto matches columns by position; the table has {len(table_columns)} "
             f"columns ({', '.join(table_columns)}), the data has {len(df.columns)}"
         )
-    write_dataframe(df.toDF(*table_columns), entry.location, "overwrite" if overwrite else "append", None, {})
+    write_dataframe(df.toDF(*table_columns), entry.location, "overwrite" if overwrite else "append", None, DeltaOptions())

@@ -25,6 +25,7 @@ from ...kernel.column_mapping import mapping_mode
 from ...kernel.features import is_true
 from ...kernel.protocol import FEATURE_PROP_PREFIX, require_writable, required_protocol, writer_features
 from ...kernel.table_properties import normalize_properties
+from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool
 from ..read.parquet import read_snapshot, spark_schema
 from ..write.constraints import CONSTRAINT_PREFIX
 from ..write.schema import DeltaAnalysisException, delta_schema_json, new_table_schema
@@ -70,7 +71,7 @@ def _commit(
 
 
 def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> None:
-    allow = str(spark.conf.get("spark.databricks.delta.allowArbitraryProperties.enabled", "false")).lower() == "true"
+    allow = get_bool(spark, ALLOW_ARBITRARY_PROPERTIES)
     normalized = normalize_properties(properties, table.root, allow)
     _commit(
         table, lambda conf, schema: ({**conf, **normalized}, schema), "SET TBLPROPERTIES", {"properties": json.dumps(normalized)}

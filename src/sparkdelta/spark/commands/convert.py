@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
-import uuid
 from urllib.parse import unquote
 
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
-from ...kernel import AddFile, Metadata, metadata_change
+from ...kernel import AddFile
+from ...kernel.create_table import create_table
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.stats_schema import stats_leaves
 from ...kernel.storage import FileStatus
@@ -81,9 +80,8 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
             f"{table.root}: partition column(s) {', '.join(sorted(clashing))} are also in the data files"
         )
     schema = new_table_schema(StructType([*data.fields, *partitions.fields]))
-    metadata = Metadata(str(uuid.uuid4()), delta_schema_json(schema), tuple(columns), {}, created_time=int(time.time() * 1000))
-    prepared, protocol = metadata_change.prepare(metadata, None, None)
-    indexed = {leaf.physical for leaf in stats_leaves(prepared.schema, prepared.partition_columns, {})}
+    new = create_table(table.root, delta_schema_json(schema), columns)
+    indexed = {leaf.physical for leaf in stats_leaves(new.metadata.schema, new.metadata.partition_columns, {})}
     adds = [
         AddFile(
             log_path(f.path[len(table.root) + 1 :]),
@@ -96,5 +94,5 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
         for f, partition in zip(files, values, strict=True)
     ]
     parameters = {"numFiles": len(adds), "partitionedBy": json.dumps(columns), "collectStats": True}
-    table.transaction().commit([protocol, prepared, *adds], "CONVERT", parameters, {"numConvertedFiles": len(adds)})
+    table.transaction().commit([*new.actions, *adds], "CONVERT", parameters, {"numConvertedFiles": len(adds)})
     return table.root

@@ -39,6 +39,7 @@ from ...kernel import skipping as S
 from ...kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
 from ...kernel.file_actions import remove_actions
 from ...kernel.protocol import require_writable
+from ..conf import OPTIMIZE_MAX_FILE_SIZE, get_int
 from ..paths import qualified
 from ..read.parquet import read_files, spark_schema
 from ..read.predicates import kernel_predicate
@@ -46,8 +47,6 @@ from ..write.dataframe import discard_uncommitted, num_records, remove_unreferen
 from ..write.overwrite import files_in_partitions
 from ..write.schema import DeltaAnalysisException
 
-MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"
-DEFAULT_MAX_FILE_SIZE = 1 << 30
 _BIN = "__sparkdelta_optimize_bin"
 _Z = "__sparkdelta_zorder_key"
 _TOTAL_Z_BITS = 60
@@ -55,8 +54,8 @@ _BITS_PER_COLUMN = 8
 
 
 def target_file_size(spark: SparkSession, snapshot: Snapshot) -> int:
-    configured = snapshot.configuration.get("delta.targetFileSize") or spark.conf.get(MAX_FILE_SIZE, None)
-    return int(configured) if configured else DEFAULT_MAX_FILE_SIZE
+    configured = snapshot.configuration.get("delta.targetFileSize")
+    return int(configured) if configured else get_int(spark, OPTIMIZE_MAX_FILE_SIZE)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,8 @@ from pyspark.sql import DataFrame, SparkSession
 from ...kernel import Table
 from ...kernel.vacuum import execute_vacuum, plan_vacuum
 from ...progress import progress
+from ..conf import RETENTION_DURATION_CHECK, VACUUM_PARALLEL_DELETE, get_bool
 from ..paths import qualified
-
-RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
-PARALLEL_DELETE = "spark.databricks.delta.vacuum.parallelDelete.enabled"
 
 
 def vacuum(spark: SparkSession, table: Table, retention_hours: float | None = None, dry_run: bool = False) -> DataFrame:
@@ -21,11 +19,11 @@ def vacuum(spark: SparkSession, table: Table, retention_hours: float | None = No
     A dry run lists the files it would delete and changes nothing; a real run returns the
     table's path and records VACUUM START / VACUUM END with their metrics.
     """
-    check = str(spark.conf.get(RETENTION_CHECK, "true")).lower() != "false"
+    check = get_bool(spark, RETENTION_DURATION_CHECK)
     plan = plan_vacuum(table, retention_hours, check_retention=check)
     if dry_run:
         return spark.createDataFrame([(qualified(f.path),) for f in plan.files], "path string")
-    parallel = str(spark.conf.get(PARALLEL_DELETE, "true")).lower() != "false"
+    parallel = get_bool(spark, VACUUM_PARALLEL_DELETE)
 
     def shown(done: Iterator[None], total: int) -> Iterator[None]:
         return progress(done, total, f"VACUUM {table.root}: deleting {total} files")

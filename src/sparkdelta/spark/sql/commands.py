@@ -161,10 +161,10 @@ def clone(spark: SparkSession, statement: CloneTable, original_sql: SparkSql) ->
     shallow, replace = bool(statement.args.get("shallow")), bool(statement.args.get("replace"))
     clone_args: dict[str, Any] = {"isShallow": shallow, "replace": replace, "properties": properties or None}
     destination = location if location is not None and not is_path else target
-    if "versionasof" in options:
-        source.cloneAtVersion(int(options["versionasof"]), destination, **clone_args)
-    elif "timestampasof" in options:
-        source.cloneAtTimestamp(options["timestampasof"], destination, **clone_args)
+    if options.version_as_of is not None:
+        source.cloneAtVersion(options.version_as_of, destination, **clone_args)
+    elif options.timestamp_as_of is not None:
+        source.cloneAtTimestamp(str(options.timestamp_as_of), destination, **clone_args)
     else:
         source.clone(destination, **clone_args)
     if location is not None and not is_path:

@@ -15,6 +15,7 @@ from sqlglot import exp
 from ...tables import DeltaTable
 from ..catalog import DELTA_PROVIDER, delta_entry, lookup, register
 from ..named_tables import save_as_table
+from ..options import DeltaOptions
 from ..paths import normalize_location
 from ..storage import open_table
 from ..write.dataframe import write_dataframe
@@ -132,14 +133,12 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
             normalize_location(statement.path),
             mode,
             statement.partition_by or None,
-            {},
+            DeltaOptions(),
             statement.properties,
             statement.comment,
         )
         return
-    options: dict[str, Any] = {}
-    if statement.location:
-        options["path"] = statement.location
+    options = DeltaOptions(path=statement.location or None)
     mode = "errorifexists"
     if statement.replace:
         mode = "overwrite"
@@ -176,7 +175,7 @@ def _create_clustered_as_select(spark: SparkSession, statement: CreateTableState
     if statement.if_not_exists and exists:
         return
     table = builder.execute()
-    write_dataframe(df, table._table.root, "append", None, {})
+    write_dataframe(df, table._table.root, "append", None, DeltaOptions())
 
 
 def _create(spark: SparkSession, statement: CreateTableStatement) -> None:

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from ...kernel import Table
+from ..options import DeltaOptions
 from ..read.parquet import spark_schema
 from ..storage import open_table
 from ..write.dataframe import write_dataframe
@@ -208,10 +209,8 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
         rows = rows.toDF(*_positional_columns(snapshot, columns, len(rows.columns), table_name(target)))
     rows = _store_assigned(rows, snapshot)
     where = statement.args.get("where")
-    options: dict[str, Any] = {}
     mode = "overwrite" if statement.args.get("overwrite") or where is not None else "append"
-    if where is not None:
-        options["replacewhere"] = where.sql(dialect=DeltaSpark)
+    options = DeltaOptions(replace_where=where.sql(dialect=DeltaSpark) if where is not None else None)
     write_dataframe(rows, location, mode, None, options)
     metrics = _metrics_since(open_table(spark, location), snapshot.version, "WRITE")
     return _result(spark, [("num_affected_rows", "numOutputRows"), ("num_inserted_rows", "numOutputRows")], metrics)

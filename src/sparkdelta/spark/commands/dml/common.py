@@ -49,7 +49,7 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ....kernel import AddCDCFile, AddFile, Snapshot, Table
+from ....kernel import AddCDCFile, AddFile, Metadata, Protocol, Snapshot, Table
 from ....kernel import skipping as S
 from ....kernel.actions import Action
 from ....kernel.file_actions import remove_actions
@@ -255,6 +255,7 @@ class DmlCommit:
         self.parameters = parameters
         self.transaction = table.transaction(read_snapshot=snapshot)
         self.actions: list[Action] = []
+        self._metadata = snapshot.metadata
         self.metrics: dict[str, int] = {
             "numAddedFiles": 0,
             "numRemovedFiles": 0,
@@ -303,6 +304,17 @@ class DmlCommit:
         self.transaction.mark_files_read(files.column("path").to_pylist())
         self.transaction.mark_read_predicate(_partition_expression(predicate, self.snapshot.partition_columns))
 
+    @property
+    def metadata(self) -> Metadata:
+        """The metadata the commit's files are written with: the snapshot's, unless the commit sets new metadata."""
+        return self._metadata
+
+    def set_metadata(self, metadata: Metadata, protocol: Protocol | None = None) -> None:
+        """Commit ``metadata`` (and ``protocol``, when it changes) with the command (MERGE schema
+        evolution); files written from now on follow it. The snapshot read is left as it is."""
+        self.actions.extend(a for a in (protocol, metadata) if a is not None)
+        self._metadata = metadata
+
     def remove_files(self, files: pa.Table) -> None:
         """Remove ``files`` (rows of ``snapshot.files``) with their partition values, size, stats and DV."""
         self.actions.extend(remove_actions(files, data_change=True))
@@ -312,7 +324,7 @@ class DmlCommit:
 
     def add_rows(self, rows: DataFrame) -> list[AddFile]:
         """Write ``rows`` (the table's columns, by name) as new data files; constraints checked in the job."""
-        written = write_table_files(rows, self.snapshot)
+        written = write_table_files(rows, self.snapshot, metadata=self._metadata)
         self._written.extend(written)
         # Spark writes a file even for no rows; an empty file adds nothing to the table.
         adds = [a for a in written if _num_records(a.stats) > 0]
@@ -324,7 +336,7 @@ class DmlCommit:
 
     def add_changes(self, rows: DataFrame) -> list[AddCDCFile]:
         """Write change rows (the table's columns and ``_change_type``) as change data files with ``cdc`` actions."""
-        cdcs = write_change_files(rows, self.snapshot)
+        cdcs = write_change_files(rows, self.snapshot, metadata=self._metadata)
         self._written.extend(cdcs)
         self.actions.extend(cdcs)
         self.metrics["numAddedChangeFiles"] += len(cdcs)

@@ -30,7 +30,6 @@ own only when Spark loses an observation (a write that got no row, see ``_observ
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -43,6 +42,7 @@ from pyspark.sql import functions as F
 
 from ....kernel import Snapshot
 from ....kernel.errors import DeltaError
+from ...conf import MERGE_MATERIALIZE_SOURCE, get_str
 from ...read.parquet import read_files
 from .common import (
     CHANGE_TYPE_COLUMN,
@@ -71,7 +71,6 @@ from .merge_pruning import candidate_files
 if TYPE_CHECKING:
     from .merge import DeltaMergeBuilder
 
-_MATERIALIZE = "spark.databricks.delta.merge.materializeSource"
 _OLD = "__sparkdelta_merge_old_"
 
 
@@ -146,7 +145,7 @@ def run_merge(builder: DeltaMergeBuilder) -> MergeCounts:
 
 def _materialized(spark: SparkSession, source: DataFrame, insert_only: bool) -> tuple[DataFrame, int | None]:
     """The source, computed once and kept when the merge reads it more than once, and its row count then."""
-    mode = str(spark.conf.get(_MATERIALIZE, "auto")).lower()
+    mode = get_str(spark, MERGE_MATERIALIZE_SOURCE).lower()
     if mode == "none" or (mode == "auto" and insert_only):
         return source, None
     observation = Observation("merge_source")
@@ -158,17 +157,11 @@ def _materialized(spark: SparkSession, source: DataFrame, insert_only: bool) -> 
 def _evolve(dml: DmlCommit, plan: MergePlan) -> None:
     """Commit the evolved schema with the merge, and write the merge's files with it.
 
-    The files are written through a copy of the read snapshot carrying the new metadata;
-    the transaction still checks conflicts against the snapshot read.
+    The snapshot read stays as it is: the transaction checks conflicts against it, and
+    the merge's files are written with the evolved metadata the commit sets.
     """
-    if plan.metadata is None:
-        return
-    dml.actions.extend(a for a in (plan.protocol, plan.metadata) if a is not None)
-    evolved = copy.copy(dml.snapshot)
-    evolved.metadata = plan.metadata
-    if plan.protocol is not None:
-        evolved.protocol = plan.protocol
-    dml.snapshot = evolved
+    if plan.metadata is not None:
+        dml.set_metadata(plan.metadata, plan.protocol)
 
 
 def _observed(observation: Observation) -> dict[str, int] | None:
