@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Snapshot
 from ...kernel import skipping as S
 from ..paths import spark_file_uris
@@ -81,7 +82,9 @@ def load(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
     version = options.get("versionasof")
     timestamp = options.get("timestampasof")
     if version is not None and timestamp is not None:
-        raise ValueError(f"{path}: give versionAsOf or timestampAsOf, not both")
+        raise DeltaAnalysisException(
+            f"{path}: give versionAsOf or timestampAsOf, not both", errorClass="DELTA_UNSUPPORTED_TIME_TRAVEL_MULTIPLE_FORMATS"
+        )
     instant = session_instant(spark, timestamp)
     snapshot = open_table(spark, path, options).snapshot(version=int(version) if version is not None else None, timestamp=instant)
     return scan(spark, snapshot)
