@@ -18,8 +18,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 import sparkdelta
+from sparkdelta.exceptions import DeltaAnalysisException
 from sparkdelta.kernel import Table
-from sparkdelta.spark.sql.reads import DeltaSqlError
 from sparkdelta.tables import DeltaTable
 
 TIMING_METRICS = {"executionTimeMs", "scanTimeMs", "rewriteTimeMs", "materializeSourceTimeMs"}
@@ -266,7 +266,7 @@ def test_statements_that_are_not_delta_go_to_spark(spark: SparkSession) -> None:
 )
 def test_errors_name_the_statement_and_clause(spark: SparkSession, table: str, statement: str, words: str) -> None:
     version = Table(table).latest_version()
-    with pytest.raises((DeltaSqlError, ValueError), match=words):
+    with pytest.raises((DeltaAnalysisException, ValueError), match=words):
         sparkdelta.sql(spark, statement.format(t=table))
     assert Table(table).latest_version() == version
 
@@ -323,17 +323,17 @@ def test_queries_keep_their_meaning_over_delta_tables(spark: SparkSession, neste
 def test_dml_clauses_delta_spark_refuses_are_refused(spark: SparkSession, nested: str) -> None:
     t = f"delta.`{nested}`"
     version = Table(nested).latest_version()
-    with pytest.raises(DeltaSqlError, match="subqueries are not supported"):
+    with pytest.raises(DeltaAnalysisException, match="subqueries are not supported"):
         spark.sql(f"DELETE FROM {t} AS d WHERE EXISTS (SELECT 1 FROM small_ids AS o WHERE o.id = d.id)")
-    with pytest.raises(DeltaSqlError, match="LIMIT is not supported"):
+    with pytest.raises(DeltaAnalysisException, match="LIMIT is not supported"):
         spark.sql(f"DELETE FROM {t} WHERE id < 10 LIMIT 1")
-    with pytest.raises(DeltaSqlError, match="subqueries are not supported"):
+    with pytest.raises(DeltaAnalysisException, match="subqueries are not supported"):
         spark.sql(f"UPDATE {t} SET a = (SELECT max(id) FROM small_ids)")
     with pytest.raises(ValueError, match="FIRST is not supported"):
         spark.sql(f"ALTER TABLE {t} ADD COLUMN z INT FIRST")
     with pytest.raises(ValueError, match="RENAME_TO is not supported"):
         spark.sql(f"ALTER TABLE {t} CHANGE COLUMN a b DOUBLE COMMENT 'x'")
-    with pytest.raises(DeltaSqlError, match="EXTENDED is not supported"):
+    with pytest.raises(DeltaAnalysisException, match="EXTENDED is not supported"):
         spark.sql(f"DESCRIBE TABLE EXTENDED {t}")
     assert Table(nested).latest_version() == version
     assert spark.sql(f"SHOW TBLPROPERTIES {t} (delta.minReaderVersion)").first().value == "1"

@@ -23,12 +23,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from sparkdelta.builder import DeltaTableBuilder, IdentityGenerator
-from sparkdelta.kernel import InvalidTableOperationError, Metadata, Protocol, Table
-from sparkdelta.kernel.errors import UnsupportedFeatureError
-from sparkdelta.kernel.table_properties import InvalidTablePropertyError
-from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
-from sparkdelta.spark.write.dataframe import DeltaAnalysisException
-from sparkdelta.spark.write.generated import InvalidGeneratedColumnError
+from sparkdelta.exceptions import (
+    DeltaAnalysisException,
+    DeltaInvariantViolationException,
+    InvalidTableOperationError,
+    InvalidTablePropertyError,
+    UnsupportedFeatureError,
+)
+from sparkdelta.kernel import Metadata, Protocol, Table
 
 ID = "delta.columnMapping.id"
 PHYSICAL = "delta.columnMapping.physicalName"
@@ -507,7 +509,7 @@ def test_generation_expressions_delta_cannot_use_are_refused(
         .addColumn("Other", "INT", generatedAlwaysAs=expression)
         .addColumn("JoinDate", "DATE")
     )
-    with pytest.raises(InvalidGeneratedColumnError, match=words):
+    with pytest.raises(DeltaAnalysisException, match=words):
         builder.execute()
     assert _state(path) == (None, [])
 

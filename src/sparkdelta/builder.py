@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_string
 
+from .exceptions import DeltaAnalysisException, spark_surface
 from .kernel import Snapshot, Table, TableNotFoundError
 from .kernel.clustering import clustering_columns
 from .kernel.create_table import NewTable, create_table
@@ -29,7 +30,7 @@ from .spark.paths import normalize_location
 from .spark.storage import open_table
 from .spark.write.dataframe import refuse_data_outside_a_table
 from .spark.write.generated import GENERATION_EXPRESSION, validate_generated_columns
-from .spark.write.schema import DeltaAnalysisException, bare, delta_schema_json
+from .spark.write.schema import bare, delta_schema_json
 
 if TYPE_CHECKING:
     from .tables import DeltaTable
@@ -66,6 +67,7 @@ class _Target:
         return self.name or f"delta.`{self.location}`"
 
 
+@spark_surface
 class DeltaTableBuilder:
     """Builds a Delta table: ``DeltaTable.create(spark).tableName(...).addColumn(...).execute()``."""
 
@@ -171,14 +173,16 @@ class DeltaTableBuilder:
                 target, snapshot.schema.json(), snapshot.partition_columns
             ):
                 raise DeltaAnalysisException(
-                    f"[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table {target.label} because it already exists. "
-                    "Choose a different name, drop the existing table, or use createIfNotExists / createOrReplace."
+                    f"Cannot create table {target.label} because it already exists. "
+                    "Choose a different name, drop the existing table, or use createIfNotExists / createOrReplace.",
+                    errorClass="TABLE_OR_VIEW_ALREADY_EXISTS",
                 )
             self._register_external(target)
             return DeltaTable.forPath(self._spark, target.location)
         if snapshot is None and self._mode == "replace":
             raise DeltaAnalysisException(
-                f"Table {target.label} cannot be replaced as it does not exist. Use createOrReplace to create it."
+                f"Table {target.label} cannot be replaced as it does not exist. Use createOrReplace to create it.",
+                errorClass="DELTA_CANNOT_REPLACE_MISSING_TABLE",
             )
         if snapshot is None:
             refuse_data_outside_a_table(table)
@@ -225,7 +229,10 @@ class DeltaTableBuilder:
         """The table's metadata, protocol (never below a replaced table's) and clustering domain
         (an empty one clears a replaced table's clustering)."""
         if not self._columns:
-            raise DeltaAnalysisException(f"{target.label}: the table's schema is not given; add columns with addColumn")
+            raise DeltaAnalysisException(
+                f"{target.label}: the table's schema is not given; add columns with addColumn",
+                errorClass="DELTA_SCHEMA_NOT_PROVIDED",
+            )
         schema = StructType(self._columns)
         names = {f.name.lower() for f in self._columns}
         unknown = [c for c in self._partition_columns if c.lower() not in names]

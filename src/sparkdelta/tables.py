@@ -22,9 +22,8 @@ from pyspark.sql.types import (
 )
 
 from .builder import DeltaTableBuilder, IdentityGenerator
-from .kernel import TableNotFoundError
+from .exceptions import DeltaError, StorageError, TableNotFoundError, spark_surface
 from .kernel.clustering import clustering_columns
-from .kernel.errors import DeltaError, StorageError
 from .kernel.protocol import reader_features, writer_features
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
 from .kernel.restore import RestoreMetrics, restore
@@ -96,6 +95,7 @@ def _string_map(value: Any) -> dict[str, str] | None:
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
 
 
+@spark_surface
 class DeltaTable:
     """A Delta table, addressed by path or by catalog name."""
 
@@ -108,7 +108,7 @@ class DeltaTable:
         self._alias: str | None = None
         if not self._table.exists():
             what = f"table {name} (at {self._table.root})" if name else self._table.root
-            raise TableNotFoundError(f"{what} is not a Delta table")
+            raise TableNotFoundError(f"{what} is not a Delta table", error_class="DELTA_MISSING_DELTA_TABLE")
 
     @classmethod
     def forPath(cls, sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None) -> DeltaTable:

@@ -16,7 +16,7 @@ from typing import cast
 
 import pyarrow as pa
 
-from .errors import DeltaError, VersionNotFoundError
+from .errors import ChangeDataFeedError, VersionNotFoundError
 from .file_actions import storage_path
 from .log_files import commit_name
 from .parsing import parse_json_actions
@@ -24,10 +24,6 @@ from .snapshot import Snapshot
 from .table import Table, to_millis
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
-
-
-class ChangeDataFeedError(DeltaError):
-    """A change feed that cannot be read: CDF off for a version, a bad range, a cleaned-up log."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +92,10 @@ def resolve_versions(
     if start > latest:
         raise ChangeDataFeedError(f"{table.root}: startingVersion {start} is after the latest version {latest}")
     if end < start:
-        raise ChangeDataFeedError(f"{table.root}: the change feed range ends (version {end}) before it starts (version {start})")
+        raise ChangeDataFeedError(
+            f"{table.root}: the change feed range ends (version {end}) before it starts (version {start})",
+            error_class="DELTA_INVALID_CDC_RANGE",
+        )
     return start, end
 
 
@@ -129,7 +128,8 @@ def table_changes(table: Table, start: int, end: int) -> ChangeRange:
         if not _cdf_enabled(configuration):
             raise ChangeDataFeedError(
                 f"{table.root}: the change data feed was not enabled at version {version} "
-                f"({CDF_PROPERTY} is not true); read a range where it was on"
+                f"({CDF_PROPERTY} is not true); read a range where it was on",
+                error_class="DELTA_MISSING_CHANGE_DATA",
             )
         cdc = batch.cdcs
         has_cdc = len(cdc) > 0

@@ -24,13 +24,9 @@ import pyarrow.compute as pc
 from .actions import Action, AddFile
 from .create_table import create_table
 from .deletion_vectors import DeletionVectorDescriptor
-from .errors import DeltaError
+from .errors import CloneTargetExistsError
 from .file_actions import add_actions, remove_actions, storage_path
 from .table import Table
-
-
-class CloneTargetExistsError(DeltaError):
-    """The clone's target already holds a Delta table (and ``replace`` was not asked) or other data files."""
 
 
 @dataclass(frozen=True)

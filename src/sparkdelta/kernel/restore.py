@@ -17,16 +17,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .actions import Action
-from .errors import DeltaError
+from .errors import RestoreFilesMissingError
 from .file_actions import add_actions, remove_actions, storage_path
 from .file_paths import canonical_paths
 from .replay import dv_unique_ids
 from .snapshot import Snapshot
 from .table import Table
-
-
-class RestoreFilesMissingError(DeltaError):
-    """The version to restore reads files that are gone (removed by VACUUM)."""
 
 
 @dataclass(frozen=True)

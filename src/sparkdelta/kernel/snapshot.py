@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .actions import DomainMetadata, Metadata, Protocol, SetTransaction
-from .errors import InvalidLogError, VersionNotFoundError
+from .errors import DamagedCheckpointError, InvalidLogError, VersionNotFoundError
 from .log_files import LOG_DIR, SIDECAR_DIR, LogFile, commit_name
 from .log_segment import LogSegment, build_log_segment
 from .parsing import ActionBatch, FileActions, FileActionsLoader, check_file_actions, parse_json_actions, parse_parquet_actions
@@ -42,19 +42,6 @@ def _is_read_failure(exc: Exception) -> bool:
     return isinstance(exc, OSError) and exc.errno is not None
 
 
-class _DamagedCheckpoint(Exception):
-    """A checkpoint part (or one of its sidecars) that cannot be decoded.
-
-    Internal: snapshots catch it and replay past the checkpoint, or raise InvalidLogError.
-    """
-
-    def __init__(self, part: LogFile, path: str, cause: Exception) -> None:
-        super().__init__(f"{path}: {cause}")
-        self.part = part
-        self.path = path
-        self.cause = cause
-
-
 def _checked(load: FileActionsLoader, part: LogFile, path: str) -> FileActionsLoader:
     """``load`` whose failures, when the adds are first decoded, name the damaged checkpoint file."""
 
@@ -65,7 +52,7 @@ def _checked(load: FileActionsLoader, part: LogFile, path: str) -> FileActionsLo
         except _DECODING_ERRORS as exc:
             if _is_read_failure(exc):
                 raise
-            raise _DamagedCheckpoint(part, path, exc) from exc
+            raise DamagedCheckpointError(part, path, exc) from exc
         return actions
 
     return checked
@@ -79,21 +66,21 @@ def _parquet_part(storage: Storage, path: str, part: LogFile, file_actions_only:
     except _DECODING_ERRORS as exc:
         if _is_read_failure(exc):
             raise
-        raise _DamagedCheckpoint(part, path, exc) from exc
+        raise DamagedCheckpointError(part, path, exc) from exc
     return batch
 
 
 def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[ActionBatch]:
     """A checkpoint part and, for V2 checkpoints, the sidecars it names.
 
-    File actions are decoded lazily; a failure then still raises ``_DamagedCheckpoint``.
+    File actions are decoded lazily; a failure then still raises ``DamagedCheckpointError``.
     """
     if part.path.endswith(".json"):
         data = storage.read(part.path)
         try:
             batch = parse_json_actions(data, part.version, is_checkpoint=True)
         except _DECODING_ERRORS as exc:
-            raise _DamagedCheckpoint(part, part.path, exc) from exc
+            raise DamagedCheckpointError(part, part.path, exc) from exc
     else:
         batch = _parquet_part(storage, part.path, part, file_actions_only=False)
     batch.load_file_actions = _checked(batch.load_file_actions, part, part.path)
@@ -194,7 +181,7 @@ def load_batches(storage: Storage, segment: LogSegment) -> list[ActionBatch]:
 
 
 def _raise_damaged(part: LogFile, cause: Exception) -> list[ActionBatch]:
-    raise _DamagedCheckpoint(part, part.path, cause)
+    raise DamagedCheckpointError(part, part.path, cause)
 
 
 def _read_delta(storage: Storage, table_root: str, delta: LogFile, version: int) -> list[ActionBatch]:
@@ -219,7 +206,7 @@ def _decode_commit(data: bytes, table_root: str, path: str, version: int) -> Act
     return batch
 
 
-def _segment_past(storage: Storage, segment: LogSegment, damaged: _DamagedCheckpoint) -> LogSegment:
+def _segment_past(storage: Storage, segment: LogSegment, damaged: DamagedCheckpointError) -> LogSegment:
     """The segment for the same version without the damaged checkpoint: an earlier one, or commits only.
 
     Warns, naming the damaged file, and remembers it so later snapshots go straight to the
@@ -250,7 +237,7 @@ def _readable_batches(storage: Storage, segment: LogSegment) -> tuple[LogSegment
     while True:
         try:
             return segment, load_batches(storage, segment)
-        except _DamagedCheckpoint as damaged:
+        except DamagedCheckpointError as damaged:
             segment = _segment_past(storage, segment, damaged)
 
 
@@ -358,7 +345,7 @@ class Snapshot:
         while True:
             try:
                 return reconcile(self._batches, self.table_root, add_fields)
-            except _DamagedCheckpoint as damaged:
+            except DamagedCheckpointError as damaged:
                 self._segment, self._batches = _readable_batches(self.storage, _segment_past(self.storage, self.segment, damaged))
 
     @cached_property

@@ -178,13 +178,15 @@ class Table:
             first = datetime.fromtimestamp(times[0] / 1000, UTC)
             raise VersionNotFoundError(
                 f"{self.root}: timestamp {timestamp} is before the earliest available version "
-                f"{timeline[0][0]} ({first.isoformat()})"
+                f"{timeline[0][0]} ({first.isoformat()})",
+                error_class="DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION",
             )
         if last_segment and position == len(times) and millis > times[-1]:
             last = datetime.fromtimestamp(times[-1] / 1000, UTC)
             raise VersionNotFoundError(
                 f"{self.root}: timestamp {timestamp} is after the latest version {timeline[-1][0]} "
-                f"({last.isoformat()}); use a timestamp at or before it"
+                f"({last.isoformat()}); use a timestamp at or before it",
+                error_class="DELTA_TIMESTAMP_GREATER_THAN_COMMIT",
             )
         return timeline[position - 1][0]
 

@@ -337,7 +337,8 @@ class Transaction:
         if any(isinstance(a, RemoveFile) and a.data_change for a in actions):
             raise InvalidTableOperationError(
                 f"{self.table_root}: this table is append-only (delta.appendOnly=true): it refuses deletes "
-                "and updates. Unset the property with ALTER TABLE ... UNSET TBLPROPERTIES to allow them."
+                "and updates. Unset the property with ALTER TABLE ... UNSET TBLPROPERTIES to allow them.",
+                error_class="DELTA_CANNOT_MODIFY_APPEND_ONLY",
             )
 
     def _resolve_conflicts(self, lost_version: int, writes: WriteSet, metadata: Metadata) -> int:

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from .checkpoint import DEFAULT_TOMBSTONE_RETENTION, parse_interval_ms
 from .deletion_vectors import DeletionVectorDescriptor
-from .errors import DeltaError, PathOutsideTableError
+from .errors import PathOutsideTableError, VacuumRetentionError
 from .file_paths import canonical_paths
 from .log_files import LOG_DIR
 from .snapshot import Snapshot
@@ -41,10 +41,6 @@ from .table import Table
 
 CHANGE_DATA_DIR = "_change_data"
 RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
-
-
-class VacuumRetentionError(DeltaError, ValueError):
-    """A retention shorter than the table's, refused while the safety check is on (delta-spark's check)."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +132,10 @@ def plan_vacuum(
     default_retention = table_retention_ms(snapshot)
     retention = default_retention if retention_hours is None else int(retention_hours * 3_600_000)
     if retention < 0:
-        raise VacuumRetentionError(f"{table.root}: the retention must not be negative, got {retention_hours} hours")
+        raise VacuumRetentionError(
+            f"{table.root}: the retention must not be negative, got {retention_hours} hours",
+            error_class="DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE",
+        )
     if check_retention and retention < default_retention:
         raise VacuumRetentionError(
             f"{table.root}: VACUUM with a retention of {retention / 3_600_000:g} hours, below the table's "

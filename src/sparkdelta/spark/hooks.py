@@ -16,6 +16,7 @@ from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 from pyspark.sql.sql_formatter import SQLStringFormatter
 
+from ..exceptions import DeltaIllegalArgumentException, spark_errors
 from .catalog import is_delta_table_name
 from .commands.auto_optimize import auto_compact
 from .named_tables import insert_into as insert_into_delta
@@ -81,12 +82,13 @@ def _record_cluster_by(state: dict[str, Any], *cols: Any) -> None:
 
 def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
+    @spark_errors
     def load(self: DataFrameReader, path: Any = None, format: str | None = None, schema: Any = None, **options: Any) -> DataFrame:
         state = _state(self)
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, schema, **options)
         if not isinstance(path, str):
-            raise ValueError("format('delta').load() needs one table path")
+            raise DeltaIllegalArgumentException("format('delta').load() needs one table path")
         return load_delta(self._spark, path, _parsed(state, options))
 
     return load
@@ -94,6 +96,7 @@ def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
 
 def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(original)
+    @spark_errors
     def save(
         self: DataFrameWriter,
         path: str | None = None,
@@ -106,7 +109,7 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, mode, partitionBy, **options)
         if path is None:
-            raise ValueError("format('delta').save() needs a table path")
+            raise DeltaIllegalArgumentException("format('delta').save() needs a table path")
         write_dataframe(
             self._df,
             path,

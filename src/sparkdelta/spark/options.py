@@ -18,6 +18,7 @@ from datetime import date, datetime
 from types import MappingProxyType
 from typing import Any, Literal
 
+from ..exceptions import DeltaIllegalArgumentException
 from ..kernel.table import parse_timestamp
 
 Timestamp = str | datetime | int
@@ -80,9 +81,11 @@ def keyed(options: Mapping[str, Any]) -> dict[str, Any]:
     return {option_key(k): v for k, v in options.items()}
 
 
-def illegal_option(name: str, value: Any, explain: str) -> ValueError:
-    """delta-spark's ``DELTA_ILLEGAL_OPTION`` error (an IllegalArgumentException there)."""
-    return ValueError(f"[DELTA_ILLEGAL_OPTION] Invalid value '{value}' for option '{name}', {explain}")
+def illegal_option(name: str, value: Any, explain: str) -> DeltaIllegalArgumentException:
+    """delta-spark's ``DELTA_ILLEGAL_OPTION`` error."""
+    return DeltaIllegalArgumentException(
+        f"Invalid value '{value}' for option '{name}', {explain}", errorClass="DELTA_ILLEGAL_OPTION"
+    )
 
 
 def _boolean(name: str, value: Any) -> bool:
@@ -198,8 +201,9 @@ class DeltaOptions:
             storage=MappingProxyType(storage),
         )
         if (parsed.txn_app_id is None) != (parsed.txn_version is None):
-            raise ValueError(
-                "[DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS] Invalid options for idempotent Dataframe writes: "
-                "Both txnVersion and txnAppId must be specified for idempotent data frame writes"
+            raise DeltaIllegalArgumentException(
+                "Invalid options for idempotent Dataframe writes: "
+                "Both txnVersion and txnAppId must be specified for idempotent data frame writes",
+                errorClass="DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS",
             )
         return parsed

@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DecimalType, StructField, StructType
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Metadata, Snapshot, Table, metadata_change
 from ...kernel.clustering import CLUSTERING_FEATURE, clustering_domain
 from ...kernel.column_mapping import mapping_mode
@@ -28,7 +29,7 @@ from ...kernel.table_properties import normalize_properties
 from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool
 from ..read.parquet import read_snapshot, spark_schema
 from ..write.constraints import CONSTRAINT_PREFIX
-from ..write.schema import DeltaAnalysisException, delta_schema_json, new_table_schema
+from ..write.schema import delta_schema_json, new_table_schema
 
 TYPE_WIDENING_PROPERTY = "delta.enableTypeWidening"
 TYPE_CHANGES_KEY = "delta.typeChanges"
@@ -83,7 +84,10 @@ def unset_properties(table: Table, keys: list[str], if_exists: bool) -> None:
         by_lower = {k.lower(): k for k in conf}
         missing = [k for k in keys if k.lower() not in by_lower]
         if missing and not if_exists:
-            raise DeltaAnalysisException(f"{table.root}: cannot unset {', '.join(missing)}: no such table properties")
+            raise DeltaAnalysisException(
+                f"{table.root}: cannot unset {', '.join(missing)}: no such table properties",
+                errorClass="DELTA_UNSET_NON_EXISTENT_PROPERTY",
+            )
         gone = {by_lower[k.lower()] for k in keys if k.lower() in by_lower}
         return {k: v for k, v in conf.items() if k not in gone}, schema
 
@@ -177,9 +181,10 @@ def _widened(field: StructField, new_type: DataType, path: list[str], where: str
     """``field`` with ``new_type``, its change recorded in ``delta.typeChanges``; refused unless a widening."""
     if not _widens(field.dataType, new_type):
         raise DeltaAnalysisException(
-            f"[DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP] {where}: cannot change {'.'.join(path)} from "
+            f"{where}: cannot change {'.'.join(path)} from "
             f"{field.dataType.simpleString()} to {new_type.simpleString()}: not a type widening sparkdelta supports "
-            "(byte < short < int < long, float or int to double, wider decimals, integers to wide enough decimals)"
+            "(byte < short < int < long, float or int to double, wider decimals, integers to wide enough decimals)",
+            errorClass="DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP",
         )
     history = [
         *field.metadata.get(TYPE_CHANGES_KEY, []),
@@ -196,8 +201,9 @@ def change_type(table: Table, path: list[str], new_type: DataType) -> None:
     snapshot = table.snapshot()
     if not is_true(snapshot.configuration, TYPE_WIDENING_PROPERTY):
         raise DeltaAnalysisException(
-            f"[DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP] {table.root}: changing the type of {'.'.join(path)} needs "
-            f"type widening; enable it first with ALTER TABLE ... SET TBLPROPERTIES ('{TYPE_WIDENING_PROPERTY}' = 'true')"
+            f"{table.root}: changing the type of {'.'.join(path)} needs "
+            f"type widening; enable it first with ALTER TABLE ... SET TBLPROPERTIES ('{TYPE_WIDENING_PROPERTY}' = 'true')",
+            errorClass="DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP",
         )
     _, field = _field(spark_schema(snapshot), path, table.root)
     if field.dataType == new_type:
@@ -280,11 +286,14 @@ def add_constraint(spark: SparkSession, table: Table, name: str, expression: str
     key = f"{CONSTRAINT_PREFIX}{name.lower()}"
     snapshot = table.snapshot()
     if key in {k.lower() for k in snapshot.configuration}:
-        raise DeltaAnalysisException(f"{table.root}: constraint '{name}' already exists; drop it first")
+        raise DeltaAnalysisException(
+            f"{table.root}: constraint '{name}' already exists; drop it first", errorClass="DELTA_CONSTRAINT_ALREADY_EXISTS"
+        )
     violating = read_snapshot(spark, snapshot).where(~F.coalesce(F.expr(expression), F.lit(False))).count()
     if violating:
         raise DeltaAnalysisException(
-            f"{table.root}: {violating} rows in version {snapshot.version} violate the new CHECK constraint ({expression})"
+            f"{table.root}: {violating} rows in version {snapshot.version} violate the new CHECK constraint ({expression})",
+            errorClass="DELTA_NEW_CHECK_CONSTRAINT_VIOLATION",
         )
     _commit(
         table,
@@ -301,7 +310,9 @@ def drop_constraint(table: Table, name: str, if_exists: bool) -> None:
         if key is None:
             if if_exists:
                 return conf, schema
-            raise DeltaAnalysisException(f"{table.root}: constraint '{name}' does not exist")
+            raise DeltaAnalysisException(
+                f"{table.root}: constraint '{name}' does not exist", errorClass="DELTA_CONSTRAINT_DOES_NOT_EXIST"
+            )
         return {k: v for k, v in conf.items() if k != key}, schema
 
     _commit(table, change, "DROP CONSTRAINT", {"name": name})

@@ -7,12 +7,12 @@ from datetime import datetime
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Table
 from ...kernel.clone import clone
 from .. import catalog
 from ..paths import normalize_location
 from ..time_zones import session_instant
-from ..write.schema import DeltaAnalysisException
 
 
 def _is_path(target: str) -> bool:

@@ -16,6 +16,7 @@ from urllib.parse import unquote
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import AddFile
 from ...kernel.create_table import create_table
 from ...kernel.parquet_footer import parquet_metadata
@@ -23,7 +24,7 @@ from ...kernel.stats_schema import stats_leaves
 from ...kernel.storage import FileStatus
 from ..paths import hadoop_path, log_path
 from ..storage import open_table
-from ..write.schema import DeltaAnalysisException, delta_schema_json, new_table_schema
+from ..write.schema import delta_schema_json, new_table_schema
 from ..write.stats import file_stats
 
 _PARQUET_IDENTIFIER = re.compile(r"^\s*parquet\s*\.\s*`(?P<path>.+)`\s*$", re.IGNORECASE)

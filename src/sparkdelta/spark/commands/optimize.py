@@ -34,6 +34,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, NumericType, StringType, TimestampNTZType, TimestampType
 
+from ...exceptions import DeltaAnalysisException, spark_surface
 from ...kernel import Snapshot, Table
 from ...kernel import skipping as S
 from ...kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
@@ -45,7 +46,6 @@ from ..read.parquet import read_files, spark_schema
 from ..read.predicates import kernel_predicate
 from ..write.dataframe import discard_uncommitted, num_records, remove_unreferenced, write_table_files
 from ..write.overwrite import files_in_partitions
-from ..write.schema import DeltaAnalysisException
 
 _BIN = "__sparkdelta_optimize_bin"
 _Z = "__sparkdelta_zorder_key"
@@ -59,6 +59,7 @@ def target_file_size(spark: SparkSession, snapshot: Snapshot) -> int:
 
 
 @dataclass(frozen=True)
+@spark_surface
 class DeltaOptimizeBuilder:
     """``DeltaTable.optimize()``: an optional partition ``where``, then ``executeCompaction`` or ``executeZOrderBy``."""
 
@@ -92,7 +93,8 @@ def _selected(spark: SparkSession, snapshot: Snapshot, partition_filter: str | N
     if outside:
         raise DeltaAnalysisException(
             f"{snapshot.table_root}: OPTIMIZE's where may only name partition columns "
-            f"({', '.join(snapshot.partition_columns) or 'the table has none'}); it names {', '.join(outside)}"
+            f"({', '.join(snapshot.partition_columns) or 'the table has none'}); it names {', '.join(outside)}",
+            errorClass="DELTA_NON_PARTITION_COLUMN_SPECIFIED",
         )
     predicate = kernel_predicate(spark, snapshot, partition_filter)
     if predicate is None:
@@ -278,7 +280,8 @@ def optimize(
     if clustering and z_order and not purge:
         raise DeltaAnalysisException(
             f"{table.root}: the table is clustered by {', '.join(clustering)}; OPTIMIZE clusters it by those columns, "
-            "so ZORDER BY does not apply"
+            "so ZORDER BY does not apply",
+            errorClass="DELTA_CLUSTERING_WITH_ZORDER_BY",
         )
     if purge:
         bins = _bins(considered, target)

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Snapshot
 from ...kernel import skipping as S
 from ..options import DeltaOptions
@@ -80,7 +81,9 @@ def load(spark: SparkSession, path: str, options: DeltaOptions) -> DataFrame:
     if options.read_change_feed:
         return load_changes(spark, path, options)
     if options.version_as_of is not None and options.timestamp_as_of is not None:
-        raise ValueError(f"{path}: give versionAsOf or timestampAsOf, not both")
+        raise DeltaAnalysisException(
+            f"{path}: give versionAsOf or timestampAsOf, not both", errorClass="DELTA_UNSUPPORTED_TIME_TRAVEL_MULTIPLE_FORMATS"
+        )
     instant = session_instant(spark, options.timestamp_as_of)
     snapshot = open_table(spark, path, options.storage).snapshot(version=options.version_as_of, timestamp=instant)
     return scan(spark, snapshot)

@@ -11,6 +11,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Table
 from ...kernel.protocol import supported_features
 from ...tables import DeltaTable
@@ -30,14 +31,14 @@ from .dialect import (
     ShowTblProperties,
     Vacuum,
 )
-from .reads import DeltaSqlError, SparkSql, delta_location, evaluate, table_name, time_travel_options
+from .reads import SparkSql, delta_location, evaluate, table_name, time_travel_options
 
 
 def delta_table(spark: SparkSession, table: exp.Table) -> DeltaTable:
     """The Delta table a statement names; a clear error when it names none."""
     location = delta_location(spark, table)
     if location is None:
-        raise DeltaSqlError(f"{table_name(table)} is not a Delta table")
+        raise DeltaAnalysisException(f"{table_name(table)} is not a Delta table", errorClass="DELTA_MISSING_DELTA_TABLE")
     if table.db.lower() == "delta" and not table.catalog:
         return DeltaTable.forPath(spark, location)
     return DeltaTable.forName(spark, table_name(table))
@@ -63,7 +64,7 @@ def describe_table(spark: SparkSession, statement: exp.Describe) -> DataFrame:
     table: exp.Table = statement.this
     for clause in ("style", "partition", "format", "expressions"):
         if statement.args.get(clause):
-            raise DeltaSqlError(
+            raise DeltaAnalysisException(
                 f"DESCRIBE {table_name(table)}: {clause.upper()} {statement.args[clause]} is not supported on a Delta "
                 "table; DESCRIBE DETAIL and DESCRIBE HISTORY tell the rest"
             )
@@ -126,10 +127,10 @@ def restore(spark: SparkSession, statement: Restore, original_sql: SparkSql) -> 
 
 def convert_to_delta(spark: SparkSession, statement: ConvertToDelta, original_sql: SparkSql) -> DataFrame:
     if statement.args.get("no_statistics"):
-        raise DeltaSqlError("CONVERT TO DELTA ... NO STATISTICS is not supported: sparkdelta always collects statistics")
+        raise DeltaAnalysisException("CONVERT TO DELTA ... NO STATISTICS is not supported: sparkdelta always collects statistics")
     source = statement.this
     if source.db.lower() != "parquet":
-        raise DeltaSqlError(f"CONVERT TO DELTA takes parquet.`/path`, not {source.sql(dialect='spark')}")
+        raise DeltaAnalysisException(f"CONVERT TO DELTA takes parquet.`/path`, not {source.sql(dialect='spark')}")
     partitions = statement.args.get("partitions")
     schema = ", ".join(c.sql(dialect=DeltaSpark) for c in partitions) if partitions else None
     DeltaTable.convertToDelta(spark, f"parquet.`{source.name}`", schema)
@@ -150,7 +151,7 @@ def clone(spark: SparkSession, statement: CloneTable, original_sql: SparkSql) ->
         elif isinstance(prop, exp.Property):
             properties[str(_literal(prop.this))] = str(_literal(prop.args["value"]))
         else:
-            raise DeltaSqlError(f"CLONE: unsupported clause {prop.sql(dialect='spark')}")
+            raise DeltaAnalysisException(f"CLONE: unsupported clause {prop.sql(dialect='spark')}")
     target_ref: exp.Table = statement.this
     is_path = target_ref.db.lower() == "delta" and not target_ref.catalog
     target = target_ref.name if is_path else table_name(target_ref)

@@ -12,6 +12,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from ...exceptions import DeltaAnalysisException
 from ...tables import DeltaTable
 from ..catalog import DELTA_PROVIDER, delta_entry, lookup, register
 from ..named_tables import save_as_table
@@ -87,7 +88,7 @@ class CreateTableStatement:
         self.properties: dict[str, str] = {_literal(p.this): _literal(p.args["value"]) for p in props.get(exp.Property, [])}
         unknown = [p.sql(dialect=DeltaSpark) for kind, found in props.items() if kind not in _KNOWN_PROPERTIES for p in found]
         if unknown:
-            raise ValueError(f"{self.name}: unsupported clause(s) in CREATE TABLE: {', '.join(unknown)}")
+            raise DeltaAnalysisException(f"{self.name}: unsupported clause(s) in CREATE TABLE: {', '.join(unknown)}")
         self.query: exp.Expression | None = create.args.get("expression")
         self.replace: bool = bool(create.args.get("replace"))
         self.if_not_exists: bool = bool(create.args.get("exists"))
@@ -109,11 +110,11 @@ def _add_column(builder: Any, column: exp.ColumnDef) -> Any:
         elif isinstance(kind, exp.ComputedColumnConstraint):
             generated = kind.this.sql(dialect=DeltaSpark)
         elif isinstance(kind, (exp.GeneratedAsIdentityColumnConstraint,)):
-            raise ValueError(f"column {column.name}: identity columns are not supported yet")
+            raise DeltaAnalysisException(f"column {column.name}: identity columns are not supported yet")
         elif isinstance(kind, exp.CommentColumnConstraint):
             comment = _literal(kind.this)
         else:
-            raise ValueError(f"column {column.name}: unsupported column constraint {constraint.sql(dialect='spark')}")
+            raise DeltaAnalysisException(f"column {column.name}: unsupported column constraint {constraint.sql(dialect='spark')}")
     return builder.addColumn(
         column.name, column.args["kind"].sql(dialect=DeltaSpark), nullable=nullable, generatedAlwaysAs=generated, comment=comment
     )
@@ -183,20 +184,20 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
     if not statement.columns:
         # Registering an existing Delta table by its location.
         if statement.location is None or not open_table(spark, statement.location).exists():
-            raise ValueError(f"{statement.name}: CREATE TABLE without columns needs a LOCATION holding a Delta table")
+            raise DeltaAnalysisException(f"{statement.name}: CREATE TABLE without columns needs a LOCATION holding a Delta table")
         existing = lookup(spark, statement.name)
         if existing is not None:
             if statement.if_not_exists:
                 return
             delta_entry(spark, statement.name)
-            raise ValueError(f"{existing.name} already exists")
+            raise DeltaAnalysisException(f"{existing.name} already exists", errorClass="TABLE_OR_VIEW_ALREADY_EXISTS")
         register(spark, statement.name, normalize_location(statement.location), managed=False)
         return
 
     builder = getattr(DeltaTable, statement.mode)(spark)
     if statement.path is not None:
         if statement.location is not None:
-            raise ValueError(f"{statement.name}: a path table takes no LOCATION")
+            raise DeltaAnalysisException(f"{statement.name}: a path table takes no LOCATION")
         builder = builder.location(statement.path)
     else:
         builder = builder.tableName(statement.name)
@@ -220,7 +221,9 @@ def run_delta_statement(spark: SparkSession, statement: exp.Expression, run_sql:
     create = CreateTableStatement(statement)  # type: ignore[arg-type]
     if create.query is not None:
         if create.columns:
-            raise ValueError(f"{create.name}: CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list")
+            raise DeltaAnalysisException(
+                f"{create.name}: CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list"
+            )
         _create_as_select(spark, create, run_sql)
     else:
         _create(spark, create)

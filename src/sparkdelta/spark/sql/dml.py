@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Table
 from ..options import DeltaOptions
 from ..read.parquet import spark_schema
@@ -19,7 +20,7 @@ from ..storage import open_table
 from ..write.dataframe import write_dataframe
 from .commands import delta_table
 from .dialect import DeltaSpark
-from .reads import DeltaSqlError, SparkSql, delta_location, query_dataframe, table_name
+from .reads import SparkSql, delta_location, query_dataframe, table_name
 
 
 def _metrics_since(table: Table, version: int, operation: str) -> dict[str, int]:
@@ -37,13 +38,13 @@ def _allow_only(statement: exp.Expression, what: str, allowed: set[str]) -> None
     """Refuse, by name, any clause of ``statement`` this module does not carry out."""
     for key, value in statement.args.items():
         if key not in allowed and value not in (None, False, [], ""):
-            raise DeltaSqlError(f"{what}: {key.rstrip('_').upper()} is not supported")
+            raise DeltaAnalysisException(f"{what}: {key.rstrip('_').upper()} is not supported")
 
 
 def _no_subquery(node: exp.Expression | None, what: str) -> None:
     """delta-spark refuses subqueries in DML conditions and assignments; so does this."""
     if node is not None and node.find(exp.Subquery, exp.Exists, exp.Select):
-        raise DeltaSqlError(f"{what}: subqueries are not supported ({node.sql(dialect='spark')})")
+        raise DeltaAnalysisException(f"{what}: subqueries are not supported ({node.sql(dialect='spark')})")
 
 
 def _result(spark: SparkSession, columns: list[tuple[str, str]], metrics: dict[str, int]) -> DataFrame:
@@ -69,7 +70,7 @@ def _assignments(expressions: list[exp.Expression], qualifiers: set[str], keep_v
     result = {}
     for assignment in expressions:
         if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
-            raise DeltaSqlError(f"SET takes column = expression pairs, not {assignment.sql(dialect='spark')}")
+            raise DeltaAnalysisException(f"SET takes column = expression pairs, not {assignment.sql(dialect='spark')}")
         column = _unqualified(assignment.this, qualifiers)  # quoted as written: the key is a column name, `a.b` too
         value = assignment.expression
         result[column] = value.sql(dialect=DeltaSpark) if keep_values_qualified else _unqualified(value, qualifiers)
@@ -111,13 +112,13 @@ def _merge_source(spark: SparkSession, using: exp.Expression, original_sql: Spar
     alias = using.alias
     if isinstance(using, exp.Subquery):
         if not alias:
-            raise DeltaSqlError("MERGE: a subquery source needs an alias")
+            raise DeltaAnalysisException("MERGE: a subquery source needs an alias")
         return query_dataframe(spark, using.this, original_sql), alias
     if isinstance(using, exp.Table):
         bare = using.copy()
         bare.set("alias", None)
         return query_dataframe(spark, exp.select("*").from_(bare), original_sql), alias or using.name
-    raise DeltaSqlError(f"MERGE: unsupported source {using.sql(dialect='spark')}")
+    raise DeltaAnalysisException(f"MERGE: unsupported source {using.sql(dialect='spark')}")
 
 
 def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> DataFrame:
@@ -159,30 +160,30 @@ def _clause(builder: Any, when: exp.When, qualifiers: set[str]) -> Any:
             return builder.whenMatchedDelete(condition)
         if by_source:
             return builder.whenNotMatchedBySourceDelete(condition)
-        raise DeltaSqlError("MERGE: WHEN NOT MATCHED takes INSERT, not DELETE")
+        raise DeltaAnalysisException("MERGE: WHEN NOT MATCHED takes INSERT, not DELETE")
     if isinstance(then, exp.Update):
         star = len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star)
         if star:
             if not matched:
-                raise DeltaSqlError("MERGE: UPDATE SET * needs WHEN MATCHED")
+                raise DeltaAnalysisException("MERGE: UPDATE SET * needs WHEN MATCHED")
             return builder.whenMatchedUpdateAll(condition)
         assignments = _assignments(then.expressions, qualifiers, keep_values_qualified=True)
         if matched:
             return builder.whenMatchedUpdate(condition, assignments)
         if by_source:
             return builder.whenNotMatchedBySourceUpdate(condition, assignments)
-        raise DeltaSqlError("MERGE: WHEN NOT MATCHED takes INSERT, not UPDATE")
+        raise DeltaAnalysisException("MERGE: WHEN NOT MATCHED takes INSERT, not UPDATE")
     if isinstance(then, exp.Insert):
         if matched or by_source:
-            raise DeltaSqlError("MERGE: INSERT needs WHEN NOT MATCHED [BY TARGET]")
+            raise DeltaAnalysisException("MERGE: INSERT needs WHEN NOT MATCHED [BY TARGET]")
         if isinstance(then.this, exp.Star):
             return builder.whenNotMatchedInsertAll(condition)
         columns = [c.sql(dialect=DeltaSpark) for c in then.this.expressions]
         values = [v.sql(dialect=DeltaSpark) for v in then.expression.expressions]
         if len(columns) != len(values):
-            raise DeltaSqlError(f"MERGE: INSERT names {len(columns)} columns but gives {len(values)} values")
+            raise DeltaAnalysisException(f"MERGE: INSERT names {len(columns)} columns but gives {len(values)} values")
         return builder.whenNotMatchedInsert(condition, dict(zip(columns, values, strict=True)))
-    raise DeltaSqlError(f"MERGE: unsupported clause {when.sql(dialect='spark')}")
+    raise DeltaAnalysisException(f"MERGE: unsupported clause {when.sql(dialect='spark')}")
 
 
 def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -> DataFrame:
@@ -194,10 +195,10 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
         columns = [c.name for c in target.expressions]
         target = target.this
     if target.args.get("partition") is not None:
-        raise DeltaSqlError(f"INSERT {table_name(target)}: a PARTITION clause is not supported; use REPLACE WHERE")
+        raise DeltaAnalysisException(f"INSERT {table_name(target)}: a PARTITION clause is not supported; use REPLACE WHERE")
     location = delta_location(spark, target)
     if location is None:
-        raise DeltaSqlError(f"{table_name(target)} is not a Delta table")
+        raise DeltaAnalysisException(f"{table_name(target)} is not a Delta table", errorClass="DELTA_MISSING_DELTA_TABLE")
     snapshot = open_table(spark, location).snapshot()
     _allow_only(statement, f"INSERT {table_name(target)}", {"this", "expression", "overwrite", "where", "by_name", "with_"})
     query = statement.expression
@@ -233,7 +234,7 @@ def _positional_columns(snapshot: Any, columns: list[str] | None, count: int, na
     """The table columns an INSERT's values go to, by position (generated columns may be left out)."""
     if columns is not None:
         if len(columns) != count:
-            raise DeltaSqlError(f"INSERT {name}: {len(columns)} columns named but {count} values given")
+            raise DeltaAnalysisException(f"INSERT {name}: {len(columns)} columns named but {count} values given")
         return columns
     fields = snapshot.schema.fields
     every = [f.name for f in fields]
@@ -242,7 +243,10 @@ def _positional_columns(snapshot: Any, columns: list[str] | None, count: int, na
     stored = [f.name for f in fields if "delta.generationExpression" not in (f.metadata or {})]
     if count == len(stored):
         return stored
-    raise DeltaSqlError(f"INSERT {name}: the table has {len(every)} columns ({', '.join(every)}), the query gives {count}")
+    raise DeltaAnalysisException(
+        f"INSERT {name}: the table has {len(every)} columns ({', '.join(every)}), the query gives {count}",
+        errorClass="DELTA_INSERT_COLUMN_ARITY_MISMATCH",
+    )
 
 
 HANDLERS = {exp.Delete: delete, exp.Update: update, exp.Merge: merge, exp.Insert: insert}

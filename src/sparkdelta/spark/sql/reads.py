@@ -20,6 +20,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from ...exceptions import DeltaAnalysisException
 from ..catalog import delta_entry, is_delta_table_name
 from ..options import TIMESTAMP_AS_OF, VERSION_AS_OF, DeltaOptions
 from ..paths import normalize_location
@@ -28,10 +29,6 @@ from ..read.scan import load
 from .dialect import DeltaSpark, at_version
 
 SparkSql = Callable[..., DataFrame]
-
-
-class DeltaSqlError(ValueError):
-    """A Delta SQL statement that cannot run as written."""
 
 
 def table_name(table: exp.Table) -> str:
@@ -86,7 +83,7 @@ def _table_changes(spark: SparkSession, call: exp.Expression, original_sql: Spar
 
     arguments = [evaluate(spark, a, original_sql) for a in call.expressions]
     if len(arguments) not in (2, 3) or not isinstance(arguments[0], str):
-        raise DeltaSqlError("table_changes(table, start[, end]): a table name or path, then versions or timestamps")
+        raise DeltaAnalysisException("table_changes(table, start[, end]): a table name or path, then versions or timestamps")
     return table_changes_df(spark, *arguments)
 
 

@@ -32,6 +32,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
+from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException
 from ...kernel import (
     AddCDCFile,
     AddFile,
@@ -75,8 +76,8 @@ from .constraints import Constraint, enforce, table_constraints, violation
 from .generated import generated_checks
 from .overwrite import files_in_partitions, files_to_replace
 from .post_commit import run_post_commit_hooks
-from .schema import DeltaAnalysisException, check_schema, delta_schema_json, merge_schemas, new_table_schema
 from .schema import aligned as aligned_rows
+from .schema import check_schema, delta_schema_json, merge_schemas, new_table_schema
 from .stats import file_stats
 
 __all__ = [
@@ -335,8 +336,9 @@ def _plan_existing(
     clustered = clustering_columns(snapshot) or []
     if cluster_by and [c.lower() for c in cluster_by] != [c.lower() for c in clustered]:
         raise DeltaAnalysisException(
-            f"[DELTA_CLUSTERING_COLUMNS_MISMATCH] {where}: clustering columns {cluster_by} do not match the table's "
-            f"{clustered}; overwrite with .option('overwriteSchema', 'true') to change them"
+            f"{where}: clustering columns {cluster_by} do not match the table's "
+            f"{clustered}; overwrite with .option('overwriteSchema', 'true') to change them",
+            errorClass="DELTA_CLUSTERING_COLUMNS_MISMATCH",
         )
     if not merge:
         check_schema(schema, df.schema, where)
@@ -369,7 +371,7 @@ def write_dataframe(
     the write creates the table, as its ``delta.*`` options do.
     """
     if mode.lower() not in _MODES:
-        raise ValueError(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
+        raise DeltaIllegalArgumentException(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
     mode_name = _MODES[mode.lower()]
     spark = df.sparkSession
     table = open_table(spark, path, options.storage)
@@ -382,7 +384,8 @@ def write_dataframe(
         refuse_data_outside_a_table(table)
     if snapshot is not None and mode_name == "ErrorIfExists":
         raise DeltaAnalysisException(
-            f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite"
+            f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite",
+            errorClass="DELTA_PATH_EXISTS",
         )
     if snapshot is not None and mode_name == "Ignore":
         return WriteResult(None, 0, 0)
@@ -443,7 +446,10 @@ def _write(
     if dynamic and not metadata.partition_columns:
         raise DeltaAnalysisException(f"{where}: dynamic partition overwrite needs a partitioned table")
     if dynamic and replace_where:
-        raise DeltaAnalysisException(f"{where}: replaceWhere cannot be combined with dynamic partition overwrite")
+        raise DeltaAnalysisException(
+            f"{where}: replaceWhere cannot be combined with dynamic partition overwrite",
+            errorClass="DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE",
+        )
 
     transaction = table.transaction(read_snapshot=snapshot)
     data = aligned_rows(df, schema)

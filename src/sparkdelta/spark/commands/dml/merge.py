@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from ....exceptions import DeltaAnalysisException, spark_surface
 from ....kernel import Table
-from ...write.schema import DeltaAnalysisException
 from .merge_execute import run_merge
 from .merge_plan import Expression, MergeClause
 
@@ -57,6 +57,7 @@ def _condition(condition: Expression | None, what: str) -> Expression | None:
 
 
 @dataclass(frozen=True)
+@spark_surface
 class DeltaMergeBuilder:
     """Builds a MERGE of ``source`` into the Delta ``table``; ``execute()`` runs it."""
 
@@ -129,13 +130,16 @@ class DeltaMergeBuilder:
 def check_clauses(clauses: tuple[MergeClause, ...]) -> None:
     """delta-spark's analysis rules on the clause list: at least one, and only a kind's last may omit its condition."""
     if not clauses:
-        raise DeltaAnalysisException("There must be at least one WHEN clause in a MERGE statement.")
+        raise DeltaAnalysisException(
+            "There must be at least one WHEN clause in a MERGE statement.", errorClass="DELTA_MERGE_MISSING_WHEN"
+        )
     for kind in _KIND_SQL:
         of_kind = [c for c in clauses if c.kind == kind]
         if any(c.condition is None for c in of_kind[:-1]):
             raise DeltaAnalysisException(
-                f"[{_KIND_ERROR[kind]}] When there are more than one {_KIND_SQL[kind]} clauses in a MERGE statement, "
-                f"only the last {_KIND_SQL[kind]} clause can omit the condition."
+                f"When there are more than one {_KIND_SQL[kind]} clauses in a MERGE statement, "
+                f"only the last {_KIND_SQL[kind]} clause can omit the condition.",
+                errorClass=_KIND_ERROR[kind],
             )
 
 

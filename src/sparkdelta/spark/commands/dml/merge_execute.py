@@ -40,8 +40,8 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from ....exceptions import DeltaUnsupportedOperationException
 from ....kernel import Snapshot
-from ....kernel.errors import DeltaError
 from ...conf import MERGE_MATERIALIZE_SOURCE, get_str
 from ...read.parquet import read_files
 from .common import (
@@ -72,10 +72,6 @@ if TYPE_CHECKING:
     from .merge import DeltaMergeBuilder
 
 _OLD = "__sparkdelta_merge_old_"
-
-
-class DeltaUnsupportedOperationException(DeltaError):
-    """An operation Delta cannot perform as asked (delta-spark's name)."""
 
 
 @dataclass
@@ -270,12 +266,13 @@ def _touched_files(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, files: p
     repeated = [r for r in found if r["matches"] > 1]
     if repeated and plan.matched and not _only_unconditional_delete(plan):
         raise DeltaUnsupportedOperationException(
-            "[DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE] Cannot perform Merge as multiple source rows "
+            "Cannot perform Merge as multiple source rows "
             "matched and attempted to modify the same target row in the Delta table in possibly conflicting ways. "
             f"Merge condition: {plan.parameters['predicate']}. By SQL semantics of Merge, when multiple source rows "
             "match on the same target row, the result may be ambiguous as it is unclear which source row should be "
             "used to update or delete the matching target row. You can preprocess the source table to eliminate "
-            "the possibility of multiple matches. Nothing was committed."
+            "the possibility of multiple matches. Nothing was committed.",
+            errorClass="DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE",
         )
     paths = pa.array([r[FILE_PATH_COLUMN] for r in found if r["touch"] == 1], pa.string())
     return files.filter(pc.is_in(files.column("path"), value_set=paths)), sum(int(r["extra"]) for r in repeated)

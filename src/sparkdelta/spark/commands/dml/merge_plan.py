@@ -31,11 +31,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, LongType, StringType, StructField, StructType
 
+from ....exceptions import DeltaAnalysisException
 from ....kernel import Metadata, Protocol, Snapshot, metadata_change
 from ...conf import SCHEMA_AUTO_MERGE, get_bool
 from ...read.parquet import ROW_INDEX_COLUMN, spark_schema, without_field_metadata
 from ...write.generated import GENERATION_EXPRESSION
-from ...write.schema import DeltaAnalysisException, bare, delta_schema_json, new_table_schema
+from ...write.schema import bare, delta_schema_json, new_table_schema
 from .assignments import conform, resolve_assignments, struct_update
 from .common import FILE_PATH_COLUMN
 
@@ -319,9 +320,10 @@ def _star_values(
         else:
             columns = ", ".join(quoted(plan.source_alias, f.name) for f in source.fields)
             raise DeltaAnalysisException(
-                f"[DELTA_MERGE_UNRESOLVED_EXPRESSION] Cannot resolve {quoted(plan.target_alias, target_field.name)} in "
+                f"Cannot resolve {quoted(plan.target_alias, target_field.name)} in "
                 f"{where} given columns {columns}. The source lacks this column: name it in whenMatchedUpdate / "
-                "whenNotMatchedInsert, or enable schema evolution (withSchemaEvolution())."
+                "whenNotMatchedInsert, or enable schema evolution (withSchemaEvolution()).",
+                errorClass="DELTA_MERGE_UNRESOLVED_EXPRESSION",
             )
     return values, computed
 

@@ -19,11 +19,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructField
 
+from ....exceptions import DeltaAnalysisException
 from ....kernel import Snapshot, Table
 from ....kernel.transaction import CommitResult
 from ...read.parquet import spark_schema, without_field_metadata
 from ...write.generated import GENERATION_EXPRESSION, generated_value
-from ...write.schema import DeltaAnalysisException
 from .assignments import resolve_assignments, struct_update
 from .common import (
     CHANGE_TYPE_COLUMN,
