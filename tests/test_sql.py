@@ -15,6 +15,7 @@ from typing import Any
 
 import deltalake
 import pytest
+from interloper import interloper
 from pyspark.sql import DataFrame, SparkSession
 
 import sparkdelta
@@ -152,6 +153,46 @@ def test_random_dml_through_sql_and_the_api_give_identical_tables(
     assert sorted(((r["id"], r["p"], r["n"], r["v"]) for r in delta_rs), key=repr) == _rows(
         spark.read.format("delta").load(via_sql).select("id", "p", "n", "v")
     )
+
+
+@pytest.mark.parametrize(
+    ("statement", "other_writer", "expected"),
+    [
+        (
+            "DELETE FROM {t} WHERE p = 0 AND id < 6",
+            lambda t: t.delete("p = 1"),
+            {"num_affected_rows": 2},
+        ),
+        (
+            "UPDATE {t} SET n = 0 WHERE p = 0 AND id < 9",
+            lambda t: t.update("p = 1", {"n": "1"}),
+            {"num_affected_rows": 3},
+        ),
+        (
+            "MERGE INTO {t} AS t USING (SELECT 0 AS id UNION ALL SELECT 3 AS id) AS s ON t.id = s.id AND t.p = 0 "
+            "WHEN MATCHED THEN UPDATE SET n = 7",
+            lambda t: (
+                t.alias("t")
+                .merge(t.toDF().sparkSession.range(100, 105).selectExpr("CAST(id AS INT) AS id").alias("s"), "t.id = s.id")
+                .whenNotMatchedInsert(values={"id": "s.id", "p": "1", "n": "0", "v": "'new'"})
+                .execute()
+            ),
+            {"num_affected_rows": 2, "num_updated_rows": 2, "num_deleted_rows": 0, "num_inserted_rows": 0},
+        ),
+    ],
+    ids=["delete", "update", "merge"],
+)
+def test_dml_reports_its_own_counts_past_a_concurrent_commit_of_the_same_operation(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, statement: str, other_writer: Any, expected: dict
+) -> None:
+    """Another writer commits the same operation between the statement's read and its
+    commit: the statement's result still counts its own rows, not the other's."""
+    path = str(tmp_path / "t")
+    _make(spark, path, 30, partitioned=True, seed=1)
+    interloper(monkeypatch, lambda: other_writer(DeltaTable.forPath(spark, path)))
+    result = spark.sql(statement.format(t=f"delta.`{path}`")).first().asDict()
+    assert Table(path).latest_version() == 2  # the other writer's commit, then the statement's
+    assert result == expected
 
 
 @pytest.fixture

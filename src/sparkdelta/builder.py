@@ -162,6 +162,10 @@ class DeltaTableBuilder:
         """Create (or replace) the table and return it."""
         from .tables import DeltaTable
 
+        return DeltaTable.forPath(self._spark, self.create_table())
+
+    def create_table(self) -> str:
+        """Create (or replace) the table as ``execute`` does; its location (for SQL, which has no use for a ``DeltaTable``)."""
         target = self._target()
         table = open_table(self._spark, target.location)
         try:
@@ -178,7 +182,7 @@ class DeltaTableBuilder:
                     errorClass="TABLE_OR_VIEW_ALREADY_EXISTS",
                 )
             self._register_external(target)
-            return DeltaTable.forPath(self._spark, target.location)
+            return target.location
         if snapshot is None and self._mode == "replace":
             raise DeltaAnalysisException(
                 f"Table {target.label} cannot be replaced as it does not exist. Use createOrReplace to create it.",
@@ -187,7 +191,7 @@ class DeltaTableBuilder:
         if snapshot is None:
             refuse_data_outside_a_table(table)
         self._commit(target, table, snapshot)
-        return DeltaTable.forPath(self._spark, target.location)
+        return target.location
 
     def _target(self) -> _Target:
         if self._name is None and self._location is None:

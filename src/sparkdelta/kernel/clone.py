@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .actions import Action, AddFile
+from .command_result import CommandResult
 from .create_table import create_table
 from .deletion_vectors import DeletionVectorDescriptor
 from .errors import CloneTargetExistsError
@@ -97,8 +98,8 @@ def clone(
     replace_target: bool = False,
     properties: dict[str, str] | None = None,
     parallelism: int = 8,
-) -> CloneMetrics:
-    """Clone ``source`` (at ``version`` / ``timestamp``, else its latest) to ``target_root``."""
+) -> CommandResult:
+    """Clone ``source`` (at ``version`` / ``timestamp``, else its latest) to ``target_root``, with delta-spark's metrics."""
     snapshot = source.snapshot(version=version, timestamp=timestamp)
     target = Table(target_root)
     existing = target.snapshot() if target.exists() else None
@@ -145,5 +146,5 @@ def clone(
     )
     parameters = {"source": source.root, "sourceVersion": snapshot.version, "isShallow": shallow}
     transaction = target.transaction(read_snapshot=existing)
-    transaction.commit(actions, "CLONE", parameters, metrics.as_operation_metrics())
-    return metrics
+    operation_metrics = metrics.as_operation_metrics()
+    return CommandResult(transaction.commit(actions, "CLONE", parameters, operation_metrics), operation_metrics)

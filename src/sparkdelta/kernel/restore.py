@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .actions import Action
+from .command_result import CommandResult
 from .errors import RestoreFilesMissingError
 from .file_actions import add_actions, remove_actions, storage_path
 from .file_paths import canonical_paths
@@ -61,8 +62,8 @@ def _only_in(snapshot: Snapshot, other: Snapshot) -> pa.Table:
     return snapshot.files.filter(pc.invert(pc.is_in(_keys(snapshot), value_set=_keys(other))))
 
 
-def restore(table: Table, version: int | None = None, timestamp: datetime | str | int | None = None) -> RestoreMetrics:
-    """Commit the table back to ``version`` (or the version at ``timestamp``); delta-spark's metrics."""
+def restore(table: Table, version: int | None = None, timestamp: datetime | str | int | None = None) -> CommandResult:
+    """Commit the table back to ``version`` (or the version at ``timestamp``), with delta-spark's metrics."""
     if (version is None) == (timestamp is None):
         raise ValueError(f"{table.root}: RESTORE needs a version or a timestamp (one of them)")
     latest = table.snapshot()
@@ -87,5 +88,5 @@ def restore(table: Table, version: int | None = None, timestamp: datetime | str 
     parameters: dict[str, Any] = {"version": target.version} if version is not None else {"timestamp": str(timestamp)}
     transaction = table.transaction(read_snapshot=latest)
     transaction.mark_read_whole_table()
-    transaction.commit(actions, "RESTORE", parameters, metrics.as_operation_metrics())
-    return metrics
+    operation_metrics = metrics.as_operation_metrics()
+    return CommandResult(transaction.commit(actions, "RESTORE", parameters, operation_metrics), operation_metrics)

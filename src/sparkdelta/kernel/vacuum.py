@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .checkpoint import DEFAULT_TOMBSTONE_RETENTION, parse_interval_ms
+from .command_result import CommandResult
 from .deletion_vectors import DeletionVectorDescriptor
 from .errors import PathOutsideTableError, VacuumRetentionError
 from .file_paths import canonical_paths
@@ -61,10 +62,11 @@ class VacuumPlan:
 
 
 @dataclass(frozen=True)
-class VacuumResult:
+class VacuumResult(CommandResult):
+    """A VACUUM: its VACUUM END commit and metrics, and the ``plan`` it carried out (a dry
+    run, which commits nothing, only made it)."""
+
     plan: VacuumPlan
-    deleted_files: int
-    deleted_directories: int
 
 
 def table_retention_ms(snapshot: Snapshot) -> int:
@@ -199,5 +201,21 @@ def execute_vacuum(
         pass
     directories = _deleted_directories(table, plan.directories)
     end_metrics = {"numDeletedFiles": len(plan.files), "numVacuumedDirectories": directories}
-    table.transaction().commit([], "VACUUM END", {"status": "COMPLETED"}, end_metrics)
-    return VacuumResult(plan, len(plan.files), directories)
+    end = table.transaction().commit([], "VACUUM END", {"status": "COMPLETED"}, end_metrics)
+    return VacuumResult(end, end_metrics, plan)
+
+
+def vacuum(
+    table: Table,
+    retention_hours: float | None = None,
+    *,
+    dry_run: bool = False,
+    check_retention: bool = True,
+    parallelism: int = 8,
+    progress: Callable[[Iterator[str], int], Iterator[str]] | None = None,
+) -> VacuumResult:
+    """The VACUUM command, as the API, SQL and the CLI run it: plan, then (unless ``dry_run``) delete."""
+    plan = plan_vacuum(table, retention_hours, check_retention=check_retention)
+    if dry_run:
+        return VacuumResult(None, {}, plan)
+    return execute_vacuum(table, plan, parallelism, progress)

@@ -23,6 +23,7 @@ from ...exceptions import DeltaAnalysisException
 from ...kernel import Metadata, Snapshot, Table, metadata_change
 from ...kernel.clustering import CLUSTERING_FEATURE, clustering_domain
 from ...kernel.column_mapping import mapping_mode
+from ...kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ...kernel.features import is_true
 from ...kernel.protocol import FEATURE_PROP_PREFIX, require_writable, required_protocol, writer_features
 from ...kernel.table_properties import normalize_properties
@@ -42,8 +43,8 @@ def _commit(
     parameters: dict[str, Any],
     renamed_partition: tuple[str, str] | None = None,
     checked: Snapshot | None = None,
-) -> None:
-    """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata.
+) -> CommandResult:
+    """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata (no metrics, as delta-spark's).
 
     ``renamed_partition`` (old name, new name) renames a partition column in the
     metadata's partition columns too, as delta-spark does. ``checked`` is the snapshot whose
@@ -68,18 +69,18 @@ def _commit(
     transaction = table.transaction(read_snapshot=snapshot)
     if checked is not None:
         transaction.mark_read_whole_table()
-    transaction.commit(actions, operation, parameters)
+    return CommandResult(transaction.commit(actions, operation, parameters), {})
 
 
-def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> None:
+def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> CommandResult:
     allow = get_bool(spark, ALLOW_ARBITRARY_PROPERTIES)
     normalized = normalize_properties(properties, table.root, allow)
-    _commit(
+    return _commit(
         table, lambda conf, schema: ({**conf, **normalized}, schema), "SET TBLPROPERTIES", {"properties": json.dumps(normalized)}
     )
 
 
-def unset_properties(table: Table, keys: list[str], if_exists: bool) -> None:
+def unset_properties(table: Table, keys: list[str], if_exists: bool) -> CommandResult:
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
         by_lower = {k.lower(): k for k in conf}
         missing = [k for k in keys if k.lower() not in by_lower]
@@ -91,7 +92,7 @@ def unset_properties(table: Table, keys: list[str], if_exists: bool) -> None:
         gone = {by_lower[k.lower()] for k in keys if k.lower() in by_lower}
         return {k: v for k, v in conf.items() if k not in gone}, schema
 
-    _commit(table, change, "UNSET TBLPROPERTIES", {"properties": json.dumps(keys), "ifExists": if_exists})
+    return _commit(table, change, "UNSET TBLPROPERTIES", {"properties": json.dumps(keys), "ifExists": if_exists})
 
 
 def _field(schema: StructType, path: list[str], where: str) -> tuple[StructType, StructField]:
@@ -122,7 +123,7 @@ def _replaced(schema: StructType, path: list[str], new: StructType) -> StructTyp
     return StructType(fields)
 
 
-def add_columns(table: Table, columns: list[tuple[list[str], StructField]]) -> None:
+def add_columns(table: Table, columns: list[tuple[list[str], StructField]]) -> CommandResult:
     """Add columns at the end of the table or of a struct (``path`` is the new column's full name)."""
 
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
@@ -142,17 +143,17 @@ def add_columns(table: Table, columns: list[tuple[list[str], StructField]]) -> N
         return conf, schema
 
     described = [{"column": {"name": ".".join(p), "type": f.dataType.simpleString()}} for p, f in columns]
-    _commit(table, change, "ADD COLUMNS", {"columns": json.dumps(described)})
+    return _commit(table, change, "ADD COLUMNS", {"columns": json.dumps(described)})
 
 
-def set_comment(table: Table, path: list[str], comment: str) -> None:
+def set_comment(table: Table, path: list[str], comment: str) -> CommandResult:
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
         parent, field = _field(schema, path, table.root)
         updated = StructField(field.name, field.dataType, field.nullable, {**field.metadata, "comment": comment})
         fields = [updated if f is field else f for f in parent.fields]
         return conf, _replaced(schema, path[:-1], StructType(fields))
 
-    _commit(table, change, "CHANGE COLUMN", {"column": json.dumps({"name": ".".join(path), "comment": comment})})
+    return _commit(table, change, "CHANGE COLUMN", {"column": json.dumps({"name": ".".join(path), "comment": comment})})
 
 
 _INTEGERS = ("byte", "short", "integer", "long")
@@ -193,7 +194,7 @@ def _widened(field: StructField, new_type: DataType, path: list[str], where: str
     return StructField(field.name, new_type, field.nullable, {**field.metadata, TYPE_CHANGES_KEY: history})
 
 
-def change_type(table: Table, path: list[str], new_type: DataType) -> None:
+def change_type(table: Table, path: list[str], new_type: DataType) -> CommandResult:
     """``ALTER TABLE ... ALTER COLUMN c TYPE t``: widen a column's type (table feature typeWidening).
 
     Data files keep their old types; readers widen them as they read (Spark's Parquet reader
@@ -207,7 +208,7 @@ def change_type(table: Table, path: list[str], new_type: DataType) -> None:
         )
     _, field = _field(spark_schema(snapshot), path, table.root)
     if field.dataType == new_type:
-        return
+        return NOTHING_COMMITTED
     widened = _widened(field, new_type, path, table.root)
 
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
@@ -215,7 +216,7 @@ def change_type(table: Table, path: list[str], new_type: DataType) -> None:
         new = _widened(current, new_type, path, table.root)
         return conf, _replaced(schema, path[:-1], StructType([new if f is current else f for f in parent.fields]))
 
-    _commit(table, change, "CHANGE COLUMN", {"column": json.dumps(widened.jsonValue(), separators=(",", ":"))})
+    return _commit(table, change, "CHANGE COLUMN", {"column": json.dumps(widened.jsonValue(), separators=(",", ":"))})
 
 
 def _require_mapping(table: Table, what: str) -> None:
@@ -226,7 +227,7 @@ def _require_mapping(table: Table, what: str) -> None:
         )
 
 
-def rename_column(table: Table, path: list[str], new_name: str) -> None:
+def rename_column(table: Table, path: list[str], new_name: str) -> CommandResult:
     """Rename a column or struct field; data files keep its physical name. A partition column
     is renamed in the partition columns too (partition values are keyed by physical name)."""
     _require_mapping(table, "renaming a column")
@@ -239,10 +240,10 @@ def rename_column(table: Table, path: list[str], new_name: str) -> None:
         return conf, _replaced(schema, path[:-1], StructType([renamed if f is field else f for f in parent.fields]))
 
     parameters = {"oldColumnPath": ".".join(path), "newColumnPath": ".".join([*path[:-1], new_name])}
-    _commit(table, change, "RENAME COLUMN", parameters, (path[0], new_name) if len(path) == 1 else None)
+    return _commit(table, change, "RENAME COLUMN", parameters, (path[0], new_name) if len(path) == 1 else None)
 
 
-def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> None:
+def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> CommandResult:
     _require_mapping(table, "dropping a column")
 
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
@@ -262,10 +263,10 @@ def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> None:
             schema = _replaced(schema, path[:-1], StructType(remaining))
         return conf, schema
 
-    _commit(table, change, "DROP COLUMNS", {"columns": json.dumps([".".join(p) for p in paths])})
+    return _commit(table, change, "DROP COLUMNS", {"columns": json.dumps([".".join(p) for p in paths])})
 
 
-def cluster_by(table: Table, columns: list[str]) -> None:
+def cluster_by(table: Table, columns: list[str]) -> CommandResult:
     """Make ``columns`` the clustering columns (none: unclustered); existing files are not rewritten."""
     snapshot = table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
@@ -278,10 +279,10 @@ def cluster_by(table: Table, columns: list[str]) -> None:
         )
         actions.insert(0, required_protocol(wanted, snapshot.protocol))
     parameters = {"clusteringColumns": json.dumps(columns, separators=(",", ":"))}
-    table.transaction(read_snapshot=snapshot).commit(actions, "CLUSTER BY", parameters)
+    return CommandResult(table.transaction(read_snapshot=snapshot).commit(actions, "CLUSTER BY", parameters), {})
 
 
-def add_constraint(spark: SparkSession, table: Table, name: str, expression: str) -> None:
+def add_constraint(spark: SparkSession, table: Table, name: str, expression: str) -> CommandResult:
     """Add CHECK constraint ``name``, after checking that every existing row satisfies it."""
     key = f"{CONSTRAINT_PREFIX}{name.lower()}"
     snapshot = table.snapshot()
@@ -295,7 +296,7 @@ def add_constraint(spark: SparkSession, table: Table, name: str, expression: str
             f"{table.root}: {violating} rows in version {snapshot.version} violate the new CHECK constraint ({expression})",
             errorClass="DELTA_NEW_CHECK_CONSTRAINT_VIOLATION",
         )
-    _commit(
+    return _commit(
         table,
         lambda conf, schema: ({**conf, key: expression}, schema),
         "ADD CONSTRAINT",
@@ -304,7 +305,7 @@ def add_constraint(spark: SparkSession, table: Table, name: str, expression: str
     )
 
 
-def drop_constraint(table: Table, name: str, if_exists: bool) -> None:
+def drop_constraint(table: Table, name: str, if_exists: bool) -> CommandResult:
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
         key = next((k for k in conf if k.lower() == f"{CONSTRAINT_PREFIX}{name.lower()}"), None)
         if key is None:
@@ -315,4 +316,4 @@ def drop_constraint(table: Table, name: str, if_exists: bool) -> None:
             )
         return {k: v for k, v in conf.items() if k != key}, schema
 
-    _commit(table, change, "DROP CONSTRAINT", {"name": name})
+    return _commit(table, change, "DROP CONSTRAINT", {"name": name})

@@ -17,13 +17,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
 from ...exceptions import DeltaAnalysisException
-from ...kernel import AddFile
+from ...kernel import AddFile, Table
+from ...kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ...kernel.create_table import create_table
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.stats_schema import stats_leaves
 from ...kernel.storage import FileStatus
 from ..paths import hadoop_path, log_path
-from ..storage import open_table
 from ..write.schema import delta_schema_json, new_table_schema
 from ..write.stats import file_stats
 
@@ -58,12 +58,16 @@ def _partition_values(root: str, status: FileStatus, columns: list[str]) -> dict
     return {c: found[n] for c, n in zip(columns, found, strict=True)}
 
 
-def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str | StructType | None = None) -> str:
-    """Convert ``parquet.`/path``` (or a plain path) to a Delta table; its root."""
+def parquet_path(identifier: str) -> str:
+    """The directory ``parquet.`/path``` (or a plain path) names."""
     match = _PARQUET_IDENTIFIER.match(identifier)
-    table = open_table(spark, match.group("path") if match else identifier)
+    return match.group("path") if match else identifier
+
+
+def convert_to_delta(spark: SparkSession, table: Table, partition_schema: str | StructType | None = None) -> CommandResult:
+    """Make the Parquet files under ``table``'s root a Delta table (nothing to do if it is one)."""
     if table.exists():
-        return table.root
+        return NOTHING_COMMITTED
     partitions = _partition_schema(partition_schema)
     columns = [f.name for f in partitions.fields]
     files = [
@@ -95,5 +99,5 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
         for f, partition in zip(files, values, strict=True)
     ]
     parameters = {"numFiles": len(adds), "partitionedBy": json.dumps(columns), "collectStats": True}
-    table.transaction().commit([*new.actions, *adds], "CONVERT", parameters, {"numConvertedFiles": len(adds)})
-    return table.root
+    metrics = {"numConvertedFiles": len(adds)}
+    return CommandResult(table.transaction().commit([*new.actions, *adds], "CONVERT", parameters, metrics), metrics)

@@ -26,6 +26,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -38,6 +39,7 @@ from ...exceptions import DeltaAnalysisException, spark_surface
 from ...kernel import Snapshot, Table
 from ...kernel import skipping as S
 from ...kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
+from ...kernel.command_result import CommandResult
 from ...kernel.file_actions import remove_actions
 from ...kernel.protocol import require_writable
 from ..conf import OPTIMIZE_MAX_FILE_SIZE, get_int
@@ -59,7 +61,20 @@ def target_file_size(spark: SparkSession, snapshot: Snapshot) -> int:
 
 
 @dataclass(frozen=True)
+class OptimizeResult(CommandResult):
+    """OPTIMIZE's commit and metrics, with the summary delta-spark returns (its ``metrics`` column)."""
+
+    path: str
+    summary: dict[str, Any]
+
+
+def optimize_frame(spark: SparkSession, result: OptimizeResult) -> DataFrame:
+    """delta-spark's one-row result of OPTIMIZE: the table's ``path`` and the summary as ``metrics``."""
+    return spark.createDataFrame([(result.path, result.summary)], _RESULT_SCHEMA)
+
+
 @spark_surface
+@dataclass(frozen=True)
 class DeltaOptimizeBuilder:
     """``DeltaTable.optimize()``: an optional partition ``where``, then ``executeCompaction`` or ``executeZOrderBy``."""
 
@@ -73,14 +88,14 @@ class DeltaOptimizeBuilder:
 
     def executeCompaction(self) -> DataFrame:
         """Compact small files into files of about the target size; one row of ``path`` and ``metrics``."""
-        return optimize(self.spark, self.table, self.partition_filter, ())
+        return optimize_frame(self.spark, optimize(self.spark, self.table, self.partition_filter, ()))
 
     def executeZOrderBy(self, *columns: str) -> DataFrame:
         """Rewrite the selected files Z-ordered by ``columns``; one row of ``path`` and ``metrics``."""
         names = [c for group in columns for c in ([group] if isinstance(group, str) else group)]
         if not names:
             raise DeltaAnalysisException(f"{self.table.root}: executeZOrderBy needs at least one column")
-        return optimize(self.spark, self.table, self.partition_filter, tuple(names))
+        return optimize_frame(self.spark, optimize(self.spark, self.table, self.partition_filter, tuple(names)))
 
 
 def _selected(spark: SparkSession, snapshot: Snapshot, partition_filter: str | None) -> pa.Table:
@@ -255,7 +270,7 @@ def optimize(
     partitions: list[dict[str, str | None]] | None = None,
     target: int | None = None,
     purge: bool = False,
-) -> DataFrame:
+) -> OptimizeResult:
     """OPTIMIZE; ``partitions`` and ``target`` are auto-compaction's: the partitions a write
     touched and its own target size (recorded as ``auto`` in the history). ``purge`` is
     ``REORG TABLE ... APPLY (PURGE)``: only files with deletion vectors, rewritten without them."""
@@ -340,13 +355,14 @@ def optimize(
             "executionTimeMs": int((time.monotonic() - started) * 1000),
         }
         try:
-            transaction.commit(
+            commit = transaction.commit(
                 [*remove_actions(chosen, data_change=False), *adds], "REORG" if purge else "OPTIMIZE", parameters, commit_metrics
             )
         except BaseException:
             discard_uncommitted(transaction, table.storage, table.root, adds)
             raise
-    return spark.createDataFrame([(qualified(table.root), metrics)], _RESULT_SCHEMA)
+        return OptimizeResult(commit, commit_metrics, qualified(table.root), metrics)
+    return OptimizeResult(None, {}, qualified(table.root), metrics)
 
 
 def _rewrite(
@@ -389,7 +405,7 @@ _RESULT_SCHEMA = (
 )
 
 
-def purge_deletion_vectors(spark: SparkSession, table: Table, partition_filter: str | None = None) -> DataFrame:
+def purge_deletion_vectors(spark: SparkSession, table: Table, partition_filter: str | None = None) -> OptimizeResult:
     """``REORG TABLE ... APPLY (PURGE)``: rewrite the files that have deletion vectors, so
     deleted rows are gone from storage (and DROP FEATURE deletionVectors can proceed)."""
     return optimize(spark, table, partition_filter, (), purge=True)

@@ -12,8 +12,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from ...builder import DeltaTableBuilder
 from ...exceptions import DeltaAnalysisException
-from ...tables import DeltaTable
 from ..catalog import DELTA_PROVIDER, delta_entry, lookup, register
 from ..named_tables import save_as_table
 from ..options import DeltaOptions
@@ -161,7 +161,7 @@ def _create_clustered_as_select(spark: SparkSession, statement: CreateTableState
     """CTAS with CLUSTER BY: the table is created clustered (builder), then the rows appended,
     so it takes two commits where delta-spark takes one."""
 
-    builder = getattr(DeltaTable, statement.mode)(spark)
+    builder = DeltaTableBuilder(spark, statement.mode)
     builder = builder.location(statement.path) if statement.path is not None else builder.tableName(statement.name)
     if statement.location is not None:
         builder = builder.location(statement.location)
@@ -175,8 +175,7 @@ def _create_clustered_as_select(spark: SparkSession, statement: CreateTableState
     )
     if statement.if_not_exists and exists:
         return
-    table = builder.execute()
-    write_dataframe(df, table._table.root, "append", None, DeltaOptions())
+    write_dataframe(df, builder.create_table(), "append", None, DeltaOptions())
 
 
 def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
@@ -194,7 +193,7 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
         register(spark, statement.name, normalize_location(statement.location), managed=False)
         return
 
-    builder = getattr(DeltaTable, statement.mode)(spark)
+    builder = DeltaTableBuilder(spark, statement.mode)
     if statement.path is not None:
         if statement.location is not None:
             raise DeltaAnalysisException(f"{statement.name}: a path table takes no LOCATION")
@@ -213,7 +212,7 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
         builder = builder.comment(statement.comment)
     for key, value in statement.properties.items():
         builder = builder.property(key, value)
-    builder.execute()
+    builder.create_table()
 
 
 def run_delta_statement(spark: SparkSession, statement: exp.Expression, run_sql: Any) -> DataFrame:

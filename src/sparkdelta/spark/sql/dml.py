@@ -1,7 +1,8 @@
-"""INSERT, DELETE, UPDATE and MERGE statements on Delta tables, run by the DeltaTable API.
+"""INSERT, DELETE, UPDATE and MERGE statements on Delta tables, run by the commands the DeltaTable API runs.
 
-Each returns delta-spark's one-row result (``num_affected_rows`` and the like), read from
-the metrics its commit recorded, so SQL and the Python API cannot disagree.
+Each returns delta-spark's one-row result (``num_affected_rows`` and the like), from the
+metrics its own command committed (never read back from the log, where a concurrent
+writer's commit may come first), so SQL and the Python API cannot disagree.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
-from ...kernel import Table
+from ...kernel.command_result import CommandResult
+from ..commands.dml.delete import delete as delete_rows
+from ..commands.dml.merge import DeltaMergeBuilder, merge_builder, merge_frame
+from ..commands.dml.merge import merge as merge_rows
+from ..commands.dml.update import update as update_rows
 from ..options import DeltaOptions
 from ..read.parquet import spark_schema
 from ..storage import open_table
@@ -21,17 +26,6 @@ from ..write.dataframe import write_dataframe
 from .commands import delta_table
 from .dialect import DeltaSpark
 from .reads import SparkSql, delta_location, query_dataframe, table_name
-
-
-def _metrics_since(table: Table, version: int, operation: str) -> dict[str, int]:
-    """The operationMetrics of the first ``operation`` committed after ``version`` (none when
-    nothing was committed); a concurrent writer's other operations are passed over."""
-    for later in range(version + 1, table.latest_version() + 1):
-        info = table.read_commit_info(later) or {}
-        if info.get("operation") == operation:
-            metrics = info.get("operationMetrics") or {}
-            return {k: int(v) for k, v in metrics.items() if str(v).lstrip("-").isdigit()}
-    return {}
 
 
 def _allow_only(statement: exp.Expression, what: str, allowed: set[str]) -> None:
@@ -47,8 +41,8 @@ def _no_subquery(node: exp.Expression | None, what: str) -> None:
         raise DeltaAnalysisException(f"{what}: subqueries are not supported ({node.sql(dialect='spark')})")
 
 
-def _result(spark: SparkSession, columns: list[tuple[str, str]], metrics: dict[str, int]) -> DataFrame:
-    row = tuple(metrics.get(metric, 0) for _, metric in columns)
+def _result(spark: SparkSession, columns: list[tuple[str, str]], result: CommandResult) -> DataFrame:
+    row = tuple(result.count(metric) for _, metric in columns)
     return spark.createDataFrame([row], ", ".join(f"{name} long" for name, _ in columns))
 
 
@@ -82,18 +76,15 @@ def delete(spark: SparkSession, statement: exp.Delete, original_sql: SparkSql) -
     what = f"DELETE FROM {table_name(target)}"
     _allow_only(statement, what, {"this", "where"})
     table = delta_table(spark, target)
-    version = table._table.snapshot().version
     where = statement.args.get("where")
     _no_subquery(where, what)
-    table.delete(_unqualified(where.this, _qualifiers(target)) if where is not None else None)
-    metrics = _metrics_since(table._table, version, "DELETE")
-    return _result(spark, [("num_affected_rows", "numDeletedRows")], metrics)
+    result = delete_rows(spark, table, _unqualified(where.this, _qualifiers(target)) if where is not None else None)
+    return _result(spark, [("num_affected_rows", "numDeletedRows")], result)
 
 
 def update(spark: SparkSession, statement: exp.Update, original_sql: SparkSql) -> DataFrame:
     target: exp.Table = statement.this
     table = delta_table(spark, target)
-    version = table._table.snapshot().version
     qualifiers = _qualifiers(target)
     where = statement.args.get("where")
     what = f"UPDATE {table_name(target)}"
@@ -101,11 +92,9 @@ def update(spark: SparkSession, statement: exp.Update, original_sql: SparkSql) -
     _no_subquery(where, what)
     for assignment in statement.expressions:
         _no_subquery(assignment, what)
-    table.update(
-        _unqualified(where.this, qualifiers) if where is not None else None,
-        _assignments(statement.expressions, qualifiers, keep_values_qualified=False),
-    )
-    return _result(spark, [("num_affected_rows", "numUpdatedRows")], _metrics_since(table._table, version, "UPDATE"))
+    assignments = _assignments(statement.expressions, qualifiers, keep_values_qualified=False)
+    result = update_rows(spark, table, _unqualified(where.this, qualifiers) if where is not None else None, assignments)
+    return _result(spark, [("num_affected_rows", "numUpdatedRows")], result)
 
 
 def _merge_source(spark: SparkSession, using: exp.Expression, original_sql: SparkSql) -> tuple[DataFrame, str]:
@@ -130,27 +119,17 @@ def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> 
         _no_subquery(when.args.get("condition"), what)
         _no_subquery(when.args.get("then"), what)
     table = delta_table(spark, target)
-    version = table._table.snapshot().version
     source, source_alias = _merge_source(spark, statement.args["using"], original_sql)
     target_alias = target.alias or target.name
-    builder = table.alias(target_alias).merge(source.alias(source_alias), statement.args["on"].sql(dialect=DeltaSpark))
+    builder = merge_builder(spark, table, target_alias, source.alias(source_alias), statement.args["on"].sql(dialect=DeltaSpark))
     qualifiers = {target_alias.lower()}
     whens = statement.args.get("whens")
     for when in whens.expressions if whens is not None else []:
         builder = _clause(builder, when, qualifiers)
-    builder.execute()
-    columns = [
-        ("num_affected_rows", "numTargetRowsAffected"),
-        ("num_updated_rows", "numTargetRowsUpdated"),
-        ("num_deleted_rows", "numTargetRowsDeleted"),
-        ("num_inserted_rows", "numTargetRowsInserted"),
-    ]
-    metrics = _metrics_since(table._table, version, "MERGE")
-    metrics["numTargetRowsAffected"] = sum(metrics.get(m, 0) for _, m in columns[1:])
-    return _result(spark, columns, metrics)
+    return merge_frame(spark, merge_rows(builder))
 
 
-def _clause(builder: Any, when: exp.When, qualifiers: set[str]) -> Any:
+def _clause(builder: DeltaMergeBuilder, when: exp.When, qualifiers: set[str]) -> DeltaMergeBuilder:
     condition_node = when.args.get("condition")
     condition = condition_node.sql(dialect=DeltaSpark) if condition_node is not None else None
     then = when.args["then"]
@@ -212,9 +191,8 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     where = statement.args.get("where")
     mode = "overwrite" if statement.args.get("overwrite") or where is not None else "append"
     options = DeltaOptions(replace_where=where.sql(dialect=DeltaSpark) if where is not None else None)
-    write_dataframe(rows, location, mode, None, options)
-    metrics = _metrics_since(open_table(spark, location), snapshot.version, "WRITE")
-    return _result(spark, [("num_affected_rows", "numOutputRows"), ("num_inserted_rows", "numOutputRows")], metrics)
+    written = write_dataframe(rows, location, mode, None, options).num_rows
+    return spark.createDataFrame([(written, written)], "num_affected_rows long, num_inserted_rows long")
 
 
 def _store_assigned(rows: DataFrame, snapshot: Any) -> DataFrame:

@@ -1,7 +1,7 @@
 """``sparkdelta.sql(spark, text)``: Delta's SQL on stock PySpark.
 
 Each statement in ``text`` is parsed with the Delta dialect (``sql_dialect``). Delta
-statements run through the DeltaTable API; queries that read Delta tables run in Spark
+statements run the commands the DeltaTable API runs; queries that read Delta tables run in Spark
 over native scans (``sql_reads``); everything else goes to ``spark.sql`` unchanged. The
 DataFrame of the last statement is returned. ``spark.sql`` itself is routed here by
 ``hooks.install``, so both spellings behave the same.

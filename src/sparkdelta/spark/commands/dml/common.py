@@ -52,10 +52,10 @@ from pyspark.sql import functions as F
 from ....kernel import AddCDCFile, AddFile, Metadata, Protocol, Snapshot, Table
 from ....kernel import skipping as S
 from ....kernel.actions import Action
+from ....kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ....kernel.file_actions import remove_actions
 from ....kernel.partitions import typed_partition_values
 from ....kernel.protocol import require_writable
-from ....kernel.transaction import CommitResult
 from ...read.parquet import read_files, spark_schema, without_field_metadata
 from ...read.predicates import Condition, kernel_predicate, schema_probe
 from ...write.dataframe import CHANGE_TYPE_COLUMN, keep_uncommitted, remove_unreferenced, write_change_files, write_table_files
@@ -359,19 +359,20 @@ class DmlCommit:
         self.metrics["numDeletionVectorsRemoved"] += deleted.vectors_removed
         return deleted
 
-    def commit(self, metrics: dict[str, int] | None = None) -> CommitResult | None:
-        """Commit the gathered actions as one version with ``metrics`` added to the gathered ones.
+    def commit(self, metrics: dict[str, int] | None = None) -> CommandResult:
+        """Commit the gathered actions as one version with ``metrics`` added to the gathered ones;
+        the commit and every metric it recorded.
 
-        Nothing to commit (no row matched) commits nothing and returns None, as delta-spark
-        does. A failed commit deletes the files written for it.
+        Nothing to commit (no row matched) commits nothing, as delta-spark does. A failed
+        commit deletes the files written for it.
         """
         if not self.actions:
             self.abort()
-            return None
+            return NOTHING_COMMITTED
         all_metrics = {**self.metrics, **(metrics or {})}
         all_metrics["executionTimeMs"] = int((time.monotonic() - self._started) * 1000)
         try:
-            return self.transaction.commit(self.actions, self.operation, self.parameters, all_metrics)
+            return CommandResult(self.transaction.commit(self.actions, self.operation, self.parameters, all_metrics), all_metrics)
         except BaseException:
             self.abort()
             raise

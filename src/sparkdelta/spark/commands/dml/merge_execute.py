@@ -42,6 +42,7 @@ from pyspark.sql import functions as F
 
 from ....exceptions import DeltaUnsupportedOperationException
 from ....kernel import Snapshot
+from ....kernel.command_result import CommandResult
 from ...conf import MERGE_MATERIALIZE_SOURCE, get_str
 from ...read.parquet import read_files
 from .common import (
@@ -110,8 +111,8 @@ class MergeCounts:
         self.copied += by_code.get(COPY, 0)
 
 
-def run_merge(builder: DeltaMergeBuilder) -> MergeCounts:
-    """Run the merge ``builder`` describes; the counts ``execute()`` reports."""
+def run_merge(builder: DeltaMergeBuilder) -> CommandResult:
+    """Run the merge ``builder`` describes; its commit and delta-spark's MERGE metrics."""
     spark = builder.spark
     table = builder.table
     snapshot = table.snapshot()
@@ -135,8 +136,7 @@ def run_merge(builder: DeltaMergeBuilder) -> MergeCounts:
             if materialized is None:
                 counts.source = plan.source.count()
             _classic(dml, plan, snapshot, counts, stable)
-        dml.commit(_operation_metrics(dml.metrics, counts))
-    return counts
+        return dml.commit(_operation_metrics(dml.metrics, counts))
 
 
 def _materialized(spark: SparkSession, source: DataFrame, insert_only: bool) -> tuple[DataFrame, int | None]:

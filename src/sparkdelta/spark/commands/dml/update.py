@@ -21,7 +21,7 @@ from pyspark.sql.types import DataType, StructField
 
 from ....exceptions import DeltaAnalysisException
 from ....kernel import Snapshot, Table
-from ....kernel.transaction import CommitResult
+from ....kernel.command_result import CommandResult
 from ...read.parquet import spark_schema, without_field_metadata
 from ...write.generated import GENERATION_EXPRESSION, generated_value
 from .assignments import resolve_assignments, struct_update
@@ -95,8 +95,9 @@ def _updated(rows: DataFrame, values: dict[str, Column], generated: list[StructF
 
 def update(
     spark: SparkSession, table: Table, condition: Condition | None, assignments: Mapping[str, str | Column]
-) -> CommitResult | None:
-    """Set ``assignments`` (column -> SQL text or Column) on the rows where ``condition`` is true; None if none is."""
+) -> CommandResult:
+    """Set ``assignments`` (column -> SQL text or Column) on the rows where ``condition`` is true;
+    ``numUpdatedRows`` counts them."""
     snapshot = table.snapshot()
     values = _assignments(spark, snapshot, assignments)
     generated = _recomputed(snapshot, values)
