@@ -25,6 +25,7 @@ from .kernel.clustering import clustering_columns
 from .kernel.create_table import NewTable, create_table
 from .kernel.file_actions import remove_actions
 from .kernel.protocol import require_writable
+from .spark import catalog
 from .spark.conf import ALLOW_ARBITRARY_PROPERTIES, get_bool, property_defaults
 from .spark.paths import normalize_location
 from .spark.storage import open_table
@@ -200,8 +201,6 @@ class DeltaTableBuilder:
         if self._name is None:
             assert location is not None
             return _Target(location, None, managed=False, registered=False)
-        from .spark import catalog
-
         entry = catalog.lookup(self._spark, self._name)
         if entry is not None:
             if not entry.is_delta:
@@ -225,8 +224,6 @@ class DeltaTableBuilder:
 
     def _register_external(self, target: _Target) -> None:
         if target.name is not None and not target.registered:
-            from .spark import catalog
-
             catalog.register(self._spark, target.name, target.location, managed=False)
 
     def _new_table(self, target: _Target, snapshot: Snapshot | None) -> NewTable:
@@ -276,8 +273,6 @@ class DeltaTableBuilder:
         registering = target.name is not None and not target.registered
         if registering and target.managed:
             # A managed entry must exist before its directory has files (see catalog.py).
-            from .spark import catalog
-
             catalog.register(
                 self._spark, target.name, target.location, managed=True, schema=StructType(self._columns), comment=self._comment
             )

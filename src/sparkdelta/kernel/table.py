@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from .errors import TableNotFoundError, VersionNotFoundError
+from .locations import resolve_table_root
 from .log_files import LOG_DIR, LogFileKind, commit_name
 from .log_segment import list_log
 from .snapshot import Snapshot
-from .storage import Storage, resolve_table_root
+from .storage import Storage
 
 if TYPE_CHECKING:
     from .conflicts import IsolationLevel
