@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from sparkdelta.kernel import table as table_module
-from sparkdelta.kernel.storage import LocalStorage, Storage, resolve_table_root
+from sparkdelta.kernel.locations import resolve_table_root
+from sparkdelta.kernel.storage import LocalStorage, Storage
 
 COMMIT = r"_delta_log/\d{20}\.json$"
 CHECKPOINT = r"_delta_log/\d{20}\.checkpoint\.parquet$"

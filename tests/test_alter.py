@@ -11,10 +11,13 @@ import deltalake
 import pytest
 from pyspark.sql import SparkSession
 
-from sparkdelta.kernel import ConcurrentAppendException, Table
-from sparkdelta.kernel.table_properties import InvalidTablePropertyError
-from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
-from sparkdelta.spark.write.schema import DeltaAnalysisException
+from sparkdelta.exceptions import (
+    ConcurrentAppendException,
+    DeltaAnalysisException,
+    DeltaInvariantViolationException,
+    InvalidTablePropertyError,
+)
+from sparkdelta.kernel import Table
 
 
 @pytest.fixture

@@ -20,8 +20,9 @@ from conftest import catalog_configs
 from deltalake import DeltaTable as RsTable
 from pyspark.sql import SparkSession
 
+from sparkdelta.exceptions import DeltaAnalysisException
 from sparkdelta.kernel import Table
-from sparkdelta.spark.catalog import DeltaCatalogError, lookup
+from sparkdelta.spark.catalog import lookup
 from sparkdelta.tables import DeltaTable
 
 
@@ -63,7 +64,7 @@ def test_save_as_table_modes(spark: SparkSession, database: str) -> None:
     spark.range(5).write.format("delta").saveAsTable(name)
     location = lookup(spark, name).location  # type: ignore[union-attr]
 
-    with pytest.raises(DeltaCatalogError, match="already exists"):
+    with pytest.raises(DeltaAnalysisException, match="already exists"):
         spark.range(5).write.format("delta").saveAsTable(name)
     spark.range(100, 103).write.format("delta").mode("ignore").saveAsTable(name)
     assert Table(location).latest_version() == 0
@@ -147,7 +148,7 @@ def test_insert_into_matches_columns_by_position(spark: SparkSession, database: 
     assert _rows(spark.table(name)) == Counter({(1, "a"): 1, (2, "b"): 1})
     spark.createDataFrame([(3, "c")], "x INT, y STRING").write.insertInto(name, overwrite=True)
     assert _rows(spark.table(name)) == Counter({(3, "c"): 1})
-    with pytest.raises(DeltaCatalogError, match="by position"):
+    with pytest.raises(DeltaAnalysisException, match="by position"):
         spark.createDataFrame([(3,)], "x INT").write.insertInto(name)
 
 
@@ -162,11 +163,11 @@ def test_temporary_views_shadow_tables_and_other_providers_pass_through(spark: S
 
     spark.range(3).write.format("parquet").saveAsTable(f"{database}.plain")
     assert spark.table(f"{database}.plain").count() == 3
-    with pytest.raises(DeltaCatalogError, match="not a Delta table"):
+    with pytest.raises(DeltaAnalysisException, match="not a Delta table"):
         DeltaTable.forName(spark, f"{database}.plain")
-    with pytest.raises(DeltaCatalogError, match="no table of that name"):
+    with pytest.raises(DeltaAnalysisException, match="no table of that name"):
         DeltaTable.forName(spark, f"{database}.missing")
-    with pytest.raises(DeltaCatalogError, match="does not exist"):
+    with pytest.raises(DeltaAnalysisException, match="does not exist"):
         spark.range(1).write.format("delta").saveAsTable("nodatabase.t")
 
 

@@ -12,7 +12,7 @@ from deltalake import DeltaTable as RsTable
 from deltalake import write_deltalake
 from pyspark.sql import SparkSession
 
-from sparkdelta.kernel.change_data import ChangeDataFeedError
+from sparkdelta.exceptions import ChangeDataFeedError
 from sparkdelta.spark.read.change_feed import table_changes_df
 
 CDF = {"delta.enableChangeDataFeed": "true"}

@@ -62,9 +62,10 @@ def test_history_lists_commit_info_newest_first(tmp_path: Path) -> None:
     assert len(json.loads(run("history", str(path), "--limit", "1", "--json").stdout)) == 1
 
 
-def test_files_history_describe_import_neither_pyspark_nor_pandas(tmp_path: Path) -> None:
-    """The installed ``sparkdelta`` command, loaded as its console script loads it, reads a
-    table without importing either: they would cost more start-up than reading the log."""
+def test_commands_without_spark_import_neither_pyspark_nor_pandas(tmp_path: Path) -> None:
+    """The installed ``sparkdelta`` command, loaded as its console script loads it, reads and
+    maintains a table without importing either: they would cost more start-up than reading
+    the log. VACUUM, RESTORE and DESCRIBE DETAIL are the kernel's commands, which Spark's wrap."""
     path = delta_rs_table(tmp_path / "t")
     probe = (
         "import sys\n"
@@ -77,12 +78,23 @@ def test_files_history_describe_import_neither_pyspark_nor_pandas(tmp_path: Path
         "    assert not done.code, done.code\n"
         "print(sorted(m for m in sys.modules if m.partition('.')[0] in ('pyspark', 'pandas')), file=sys.stderr)\n"
     )
-    for command in ("files", "history", "describe"):
+    commands = (
+        ["files"],
+        ["history"],
+        ["describe"],
+        ["detail"],
+        ["vacuum", "--dry-run"],
+        ["vacuum"],
+        ["restore", "--version", "0"],
+    )
+    for command in commands:
         done = subprocess.run(
-            [sys.executable, "-c", probe, command, str(path)], capture_output=True, text=True, timeout=120, env=os.environ
+            [sys.executable, "-c", probe, *command, str(path)], capture_output=True, text=True, timeout=120, env=os.environ
         )
-        assert done.returncode == 0 and done.stdout.strip(), done.stderr
-        assert done.stderr.strip().splitlines()[-1] == "[]", f"sparkdelta {command} imported {done.stderr.strip()}"
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() or command == ["vacuum", "--dry-run"], done.stderr
+        assert done.stderr.strip().splitlines()[-1] == "[]", f"sparkdelta {' '.join(command)} imported {done.stderr.strip()}"
+    assert [h["operation"] for h in deltalake.DeltaTable(str(path)).history(3)] == ["RESTORE", "VACUUM END", "VACUUM START"]
 
 
 def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:

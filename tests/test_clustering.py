@@ -11,9 +11,9 @@ import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from sparkdelta.kernel import InvalidTableOperationError, Table
+from sparkdelta.exceptions import DeltaAnalysisException, InvalidTableOperationError
+from sparkdelta.kernel import Table
 from sparkdelta.spark.read.scan import scan_info
-from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 

@@ -58,8 +58,8 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql.types import VariantVal
 
-from sparkdelta.kernel import Table, UnsupportedFeatureError
-from sparkdelta.kernel.errors import DeltaError
+from sparkdelta.exceptions import DeltaError, UnsupportedFeatureError
+from sparkdelta.kernel import Table
 from sparkdelta.spark.paths import absolute_path
 from sparkdelta.spark.read.parquet import read_snapshot
 

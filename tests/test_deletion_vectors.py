@@ -27,6 +27,7 @@ import pytest
 from oracles import conformance_root
 from pyroaring import BitMap64
 
+from sparkdelta.exceptions import InvalidLogError
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.deletion_vectors import (
     MAGIC,
@@ -36,7 +37,6 @@ from sparkdelta.kernel.deletion_vectors import (
     read_deletion_vector,
     z85_decode,
 )
-from sparkdelta.kernel.errors import InvalidLogError
 from sparkdelta.kernel.storage import LocalStorage
 from sparkdelta.spark.read.parquet import _broadcast_threshold, read_snapshot
 

@@ -23,11 +23,15 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-from sparkdelta.kernel import ConcurrentAppendException, ConcurrentDeleteReadException, Table
+from sparkdelta.exceptions import (
+    ConcurrentAppendException,
+    ConcurrentDeleteReadException,
+    DeltaAnalysisException,
+    DeltaInvariantViolationException,
+)
+from sparkdelta.kernel import Table
 from sparkdelta.kernel.deletion_vectors import DeletionVectorDescriptor
 from sparkdelta.spark.paths import absolute_path
-from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
-from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 COLUMNS = ["id", "p", "v", "s"]

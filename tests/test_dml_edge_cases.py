@@ -27,8 +27,8 @@ from dml_model import sorted_rows as _sorted
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from sparkdelta.exceptions import DeltaAnalysisException
 from sparkdelta.kernel import Table
-from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 # --------------------------------------------------------------------------- helpers

@@ -11,9 +11,9 @@ import deltalake
 import pytest
 from pyspark.sql import SparkSession
 
+from sparkdelta.exceptions import InvalidTableOperationError, UnsupportedFeatureError
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.actions import Protocol
-from sparkdelta.kernel.errors import InvalidTableOperationError, UnsupportedFeatureError
 from sparkdelta.kernel.log_files import LogFileKind
 from sparkdelta.kernel.log_segment import list_log
 from sparkdelta.tables import DeltaTable
@@ -157,8 +157,8 @@ def test_column_mapping_drop_is_refused_by_name(spark: SparkSession, tmp_path: P
 
 
 def test_a_drop_never_rebases_over_a_concurrent_commit(spark: SparkSession, tmp_path: Path) -> None:
+    from sparkdelta.exceptions import ConcurrentWriteException
     from sparkdelta.kernel.drop_feature import REMOVABLE, _downgraded
-    from sparkdelta.kernel.errors import ConcurrentWriteException
 
     path = str(tmp_path / "race")
     spark.range(3).write.format("delta").option("delta.enableDeletionVectors", "true").save(path)

@@ -21,9 +21,9 @@ import pytest
 from kernel_helpers import SCHEMA_STRING, add, now_ms, race_appenders
 from object_stores import MotoServer, RecordingProxy
 
+from sparkdelta.exceptions import StorageError
 from sparkdelta.kernel import Metadata, Protocol, Table
 from sparkdelta.kernel.dynamodb_commits import CommitEntry, DynamoDbCommits, dynamodb_settings
-from sparkdelta.kernel.errors import StorageError
 from sparkdelta.kernel.object_store import storage_options_from_hadoop
 
 

@@ -27,7 +27,8 @@ from interop_helpers import (
     sparkdelta_state,
 )
 
-from sparkdelta.kernel import RemoveFile, SetTransaction, Table, VersionNotFoundError
+from sparkdelta.exceptions import VersionNotFoundError
+from sparkdelta.kernel import RemoveFile, SetTransaction, Table
 
 # Partition values that need escaping somewhere: in directory names, in the URL-encoded
 # log path, or both.

@@ -17,7 +17,8 @@ from deltaspark import DeltaSpark, DeltaSparkError, in_background, rows
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 
-from sparkdelta.kernel import ConcurrentAppendException, Table
+from sparkdelta.exceptions import ConcurrentAppendException
+from sparkdelta.kernel import Table
 from sparkdelta.tables import DeltaTable
 
 APPENDS = 8

@@ -17,12 +17,12 @@ import pytest
 from sparkdelta.kernel import AddFile, InvalidLogError, InvalidTableOperationError, Metadata, Protocol, Table
 from sparkdelta.kernel import column_mapping as cm
 from sparkdelta.kernel.checkpoint import write_checkpoint
-from sparkdelta.kernel.errors import UnsupportedFeatureError
+from sparkdelta.kernel.errors import InvalidTablePropertyError, UnsupportedFeatureError
 from sparkdelta.kernel.features import metadata_features
 from sparkdelta.kernel.partitions import typed_partition_values
 from sparkdelta.kernel.protocol import DEFAULT_PROTOCOL, required_protocol
 from sparkdelta.kernel.schema import parse_schema
-from sparkdelta.kernel.table_properties import InvalidTablePropertyError, normalize_properties
+from sparkdelta.kernel.table_properties import normalize_properties
 
 
 def _field(name: str, data_type: object, metadata: dict | None = None) -> dict:

@@ -26,9 +26,9 @@ import pytest
 from kernel_helpers import add, commit_path, commit_versions, create_table, remove, write_data_file
 from oracles import delta_rs_files
 
-from sparkdelta.kernel import InvalidLogError, Table
+from sparkdelta.exceptions import InvalidLogError, StorageError
+from sparkdelta.kernel import Table
 from sparkdelta.kernel import skipping as S
-from sparkdelta.kernel.errors import StorageError
 from sparkdelta.kernel.schema import parse_schema
 from sparkdelta.kernel.snapshot import clear_log_cache
 from sparkdelta.kernel.stats_schema import parsed_stats, stats_leaves

@@ -36,10 +36,13 @@ from interloper import interloper
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from sparkdelta.kernel import ConcurrentDeleteReadException, Table
-from sparkdelta.spark.commands.dml.merge_execute import DeltaUnsupportedOperationException
-from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
-from sparkdelta.spark.write.schema import DeltaAnalysisException
+from sparkdelta.exceptions import (
+    ConcurrentDeleteReadException,
+    DeltaAnalysisException,
+    DeltaInvariantViolationException,
+    DeltaUnsupportedOperationException,
+)
+from sparkdelta.kernel import Table
 from sparkdelta.tables import DeltaTable
 
 # --------------------------------------------------------------------------- data

@@ -12,10 +12,10 @@ from interloper import interloper
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from sparkdelta.kernel import ConcurrentDeleteDeleteException, ConcurrentDeleteReadException, Table
+from sparkdelta.exceptions import ConcurrentDeleteDeleteException, ConcurrentDeleteReadException, DeltaAnalysisException
+from sparkdelta.kernel import Table
 from sparkdelta.spark.commands.optimize import _hilbert_transpose, _interleaved
 from sparkdelta.spark.read.scan import scan_info
-from sparkdelta.spark.write.schema import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 

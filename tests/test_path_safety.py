@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from sparkdelta.exceptions import PathOutsideTableError
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.clone import clone
-from sparkdelta.kernel.errors import PathOutsideTableError
 from sparkdelta.kernel.file_paths import canonical_paths
 from sparkdelta.kernel.snapshot import clear_log_cache
 from sparkdelta.kernel.storage import FileStatus, LocalStorage

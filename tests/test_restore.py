@@ -8,8 +8,8 @@ import deltalake
 import pytest
 from pyspark.sql import SparkSession
 
+from sparkdelta.exceptions import RestoreFilesMissingError
 from sparkdelta.kernel import Table
-from sparkdelta.kernel.restore import RestoreFilesMissingError
 from sparkdelta.tables import DeltaTable
 
 

@@ -16,8 +16,8 @@ from deltalake import DeltaTable as RsTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.functions import lit
 
+from sparkdelta.exceptions import DeltaError
 from sparkdelta.kernel import Table
-from sparkdelta.kernel.errors import DeltaError
 from sparkdelta.tables import DeltaTable
 
 COLUMNS = ["RideId", "VendorId", "PickupTime", "PickupMonth", "PaymentType", "PassengerCount", "TipAmount", "TotalAmount"]

@@ -25,8 +25,8 @@ from object_stores import CuttableProxy, MotoServer, RecordingProxy, start_moto
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from sparkdelta.exceptions import StorageError
 from sparkdelta.kernel import Table
-from sparkdelta.kernel.errors import StorageError
 from sparkdelta.kernel.object_store import ObjectStoreStorage
 from sparkdelta.spark.storage import open_table
 from sparkdelta.tables import DeltaTable

@@ -13,8 +13,8 @@ import pytest
 from pyspark.sql import Row
 from pyspark.sql import functions as F
 
+from sparkdelta.exceptions import DeltaAnalysisException
 from sparkdelta.kernel import Table
-from sparkdelta.spark.write.dataframe import DeltaAnalysisException
 from sparkdelta.tables import DeltaTable
 
 ALL_TYPES = (
@@ -356,7 +356,7 @@ def test_dynamic_partition_overwrite_replaces_only_written_partitions(spark, tmp
 
 
 def test_check_and_not_null_constraints_are_enforced_with_the_row_shown(spark, tmp_path: Path) -> None:
-    from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
+    from sparkdelta.exceptions import DeltaInvariantViolationException
 
     path = str(tmp_path / "t")
     spark.createDataFrame([(1, 5.0)], "id int, fare double").write.format("delta").save(path)

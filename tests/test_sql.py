@@ -15,11 +15,12 @@ from typing import Any
 
 import deltalake
 import pytest
+from interloper import interloper
 from pyspark.sql import DataFrame, SparkSession
 
 import sparkdelta
+from sparkdelta.exceptions import DeltaAnalysisException
 from sparkdelta.kernel import Table
-from sparkdelta.spark.sql.reads import DeltaSqlError
 from sparkdelta.tables import DeltaTable
 
 TIMING_METRICS = {"executionTimeMs", "scanTimeMs", "rewriteTimeMs", "materializeSourceTimeMs"}
@@ -154,6 +155,46 @@ def test_random_dml_through_sql_and_the_api_give_identical_tables(
     )
 
 
+@pytest.mark.parametrize(
+    ("statement", "other_writer", "expected"),
+    [
+        (
+            "DELETE FROM {t} WHERE p = 0 AND id < 6",
+            lambda t: t.delete("p = 1"),
+            {"num_affected_rows": 2},
+        ),
+        (
+            "UPDATE {t} SET n = 0 WHERE p = 0 AND id < 9",
+            lambda t: t.update("p = 1", {"n": "1"}),
+            {"num_affected_rows": 3},
+        ),
+        (
+            "MERGE INTO {t} AS t USING (SELECT 0 AS id UNION ALL SELECT 3 AS id) AS s ON t.id = s.id AND t.p = 0 "
+            "WHEN MATCHED THEN UPDATE SET n = 7",
+            lambda t: (
+                t.alias("t")
+                .merge(t.toDF().sparkSession.range(100, 105).selectExpr("CAST(id AS INT) AS id").alias("s"), "t.id = s.id")
+                .whenNotMatchedInsert(values={"id": "s.id", "p": "1", "n": "0", "v": "'new'"})
+                .execute()
+            ),
+            {"num_affected_rows": 2, "num_updated_rows": 2, "num_deleted_rows": 0, "num_inserted_rows": 0},
+        ),
+    ],
+    ids=["delete", "update", "merge"],
+)
+def test_dml_reports_its_own_counts_past_a_concurrent_commit_of_the_same_operation(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, statement: str, other_writer: Any, expected: dict
+) -> None:
+    """Another writer commits the same operation between the statement's read and its
+    commit: the statement's result still counts its own rows, not the other's."""
+    path = str(tmp_path / "t")
+    _make(spark, path, 30, partitioned=True, seed=1)
+    interloper(monkeypatch, lambda: other_writer(DeltaTable.forPath(spark, path)))
+    result = spark.sql(statement.format(t=f"delta.`{path}`")).first().asDict()
+    assert Table(path).latest_version() == 2  # the other writer's commit, then the statement's
+    assert result == expected
+
+
 @pytest.fixture
 def table(spark: SparkSession, tmp_path: Path) -> str:
     path = str(tmp_path / "t")
@@ -266,7 +307,7 @@ def test_statements_that_are_not_delta_go_to_spark(spark: SparkSession) -> None:
 )
 def test_errors_name_the_statement_and_clause(spark: SparkSession, table: str, statement: str, words: str) -> None:
     version = Table(table).latest_version()
-    with pytest.raises((DeltaSqlError, ValueError), match=words):
+    with pytest.raises((DeltaAnalysisException, ValueError), match=words):
         sparkdelta.sql(spark, statement.format(t=table))
     assert Table(table).latest_version() == version
 
@@ -323,17 +364,17 @@ def test_queries_keep_their_meaning_over_delta_tables(spark: SparkSession, neste
 def test_dml_clauses_delta_spark_refuses_are_refused(spark: SparkSession, nested: str) -> None:
     t = f"delta.`{nested}`"
     version = Table(nested).latest_version()
-    with pytest.raises(DeltaSqlError, match="subqueries are not supported"):
+    with pytest.raises(DeltaAnalysisException, match="subqueries are not supported"):
         spark.sql(f"DELETE FROM {t} AS d WHERE EXISTS (SELECT 1 FROM small_ids AS o WHERE o.id = d.id)")
-    with pytest.raises(DeltaSqlError, match="LIMIT is not supported"):
+    with pytest.raises(DeltaAnalysisException, match="LIMIT is not supported"):
         spark.sql(f"DELETE FROM {t} WHERE id < 10 LIMIT 1")
-    with pytest.raises(DeltaSqlError, match="subqueries are not supported"):
+    with pytest.raises(DeltaAnalysisException, match="subqueries are not supported"):
         spark.sql(f"UPDATE {t} SET a = (SELECT max(id) FROM small_ids)")
     with pytest.raises(ValueError, match="FIRST is not supported"):
         spark.sql(f"ALTER TABLE {t} ADD COLUMN z INT FIRST")
     with pytest.raises(ValueError, match="RENAME_TO is not supported"):
         spark.sql(f"ALTER TABLE {t} CHANGE COLUMN a b DOUBLE COMMENT 'x'")
-    with pytest.raises(DeltaSqlError, match="EXTENDED is not supported"):
+    with pytest.raises(DeltaAnalysisException, match="EXTENDED is not supported"):
         spark.sql(f"DESCRIBE TABLE EXTENDED {t}")
     assert Table(nested).latest_version() == version
     assert spark.sql(f"SHOW TBLPROPERTIES {t} (delta.minReaderVersion)").first().value == "1"

@@ -21,8 +21,8 @@ import pytest
 from pyspark.sql import DataFrame, Row, SparkSession
 from sql_scenario_data import taxi_rows
 
+from sparkdelta.exceptions import VacuumRetentionError
 from sparkdelta.kernel import Table
-from sparkdelta.kernel.vacuum import VacuumRetentionError
 from sparkdelta.spark.sql.runner import split_statements
 from sparkdelta.tables import DeltaTable
 

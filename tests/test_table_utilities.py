@@ -12,9 +12,13 @@ import deltalake
 import pytest
 from pyspark.sql import SparkSession
 
-from sparkdelta.kernel import InvalidTableOperationError, Table, UnsupportedFeatureError
-from sparkdelta.kernel.clone import CloneTargetExistsError
-from sparkdelta.kernel.vacuum import VacuumRetentionError
+from sparkdelta.exceptions import (
+    CloneTargetExistsError,
+    InvalidTableOperationError,
+    UnsupportedFeatureError,
+    VacuumRetentionError,
+)
+from sparkdelta.kernel import Table
 from sparkdelta.tables import DeltaTable
 
 

@@ -19,10 +19,10 @@ import deltalake
 import pytest
 from pyspark.sql import SparkSession
 
+from sparkdelta.exceptions import VacuumRetentionError
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.snapshot import clear_log_cache
 from sparkdelta.kernel.storage import LocalStorage
-from sparkdelta.kernel.vacuum import VacuumRetentionError
 from sparkdelta.spark.paths import absolute_path
 from sparkdelta.tables import DeltaTable
 

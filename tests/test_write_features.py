@@ -23,12 +23,14 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from sparkdelta.builder import DeltaTableBuilder, IdentityGenerator
-from sparkdelta.kernel import InvalidTableOperationError, Metadata, Protocol, Table
-from sparkdelta.kernel.errors import UnsupportedFeatureError
-from sparkdelta.kernel.table_properties import InvalidTablePropertyError
-from sparkdelta.spark.write.constraints import DeltaInvariantViolationException
-from sparkdelta.spark.write.dataframe import DeltaAnalysisException
-from sparkdelta.spark.write.generated import InvalidGeneratedColumnError
+from sparkdelta.exceptions import (
+    DeltaAnalysisException,
+    DeltaInvariantViolationException,
+    InvalidTableOperationError,
+    InvalidTablePropertyError,
+    UnsupportedFeatureError,
+)
+from sparkdelta.kernel import Metadata, Protocol, Table
 
 ID = "delta.columnMapping.id"
 PHYSICAL = "delta.columnMapping.physicalName"
@@ -507,7 +509,7 @@ def test_generation_expressions_delta_cannot_use_are_refused(
         .addColumn("Other", "INT", generatedAlwaysAs=expression)
         .addColumn("JoinDate", "DATE")
     )
-    with pytest.raises(InvalidGeneratedColumnError, match=words):
+    with pytest.raises(DeltaAnalysisException, match=words):
         builder.execute()
     assert _state(path) == (None, [])
 
@@ -657,17 +659,19 @@ def test_the_builder_registers_named_tables(spark: SparkSession, tmp_path: Path)
 
 
 def test_properties_and_description_given_by_a_caller_apply_to_a_new_table(spark: SparkSession, tmp_path: Path) -> None:
+    from sparkdelta.spark.options import DeltaOptions
     from sparkdelta.spark.write.dataframe import write_dataframe
 
     path = str(tmp_path / "t")
     properties = {"owner": "ops", "delta.appendOnly": "true"}
-    write_dataframe(spark.range(2), path, "errorifexists", None, {"delta.checkpointinterval": "5"}, properties, "ctas table")
+    options = DeltaOptions.parse({"delta.checkpointinterval": "5"})
+    write_dataframe(spark.range(2), path, "errorifexists", None, options, properties, "ctas table")
     (metadata,) = _action(path, 0, "metaData")
     assert metadata["configuration"] == {"delta.checkpointInterval": "5", "owner": "ops", "delta.appendOnly": "true"}
     assert metadata["description"] == "ctas table"
     before = _state(path)
     with pytest.raises(InvalidTablePropertyError, match="delta.appendOnly"):
-        write_dataframe(spark.range(2), path, "append", None, {}, {"delta.appendOnly": "sometimes"})
+        write_dataframe(spark.range(2), path, "append", None, DeltaOptions(), {"delta.appendOnly": "sometimes"})
     assert _state(path) == before
 
 

@@ -13,9 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from sparkdelta.kernel.clone import CloneTargetExistsError
-from sparkdelta.kernel.errors import DeltaError
-from sparkdelta.spark.write.dataframe import DeltaAnalysisException
+from sparkdelta.exceptions import CloneTargetExistsError, DeltaAnalysisException, DeltaError
 from sparkdelta.tables import DeltaTable
 
 

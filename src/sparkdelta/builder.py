@@ -13,23 +13,25 @@ A table is named by ``tableName`` (a catalog entry), by ``location`` (a path), o
 from __future__ import annotations
 
 import json
-import time
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, StructField, StructType, _parse_datatype_string
 
-from .kernel import Metadata, Table, TableNotFoundError, metadata_change
-from .kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clustering_domain
+from .exceptions import DeltaAnalysisException, spark_surface
+from .kernel import Snapshot, Table, TableNotFoundError
+from .kernel.clustering import clustering_columns
+from .kernel.create_table import NewTable, create_table
 from .kernel.file_actions import remove_actions
-from .kernel.protocol import FEATURE_PROP_PREFIX, require_writable
+from .kernel.protocol import require_writable
+from .spark import catalog
+from .spark.conf import ALLOW_ARBITRARY_PROPERTIES, get_bool, property_defaults
 from .spark.paths import normalize_location
 from .spark.storage import open_table
-from .spark.write.dataframe import refuse_data_outside_a_table, table_properties
+from .spark.write.dataframe import refuse_data_outside_a_table
 from .spark.write.generated import GENERATION_EXPRESSION, validate_generated_columns
-from .spark.write.schema import DeltaAnalysisException, bare, delta_schema_json
+from .spark.write.schema import bare, delta_schema_json
 
 if TYPE_CHECKING:
     from .tables import DeltaTable
@@ -66,6 +68,7 @@ class _Target:
         return self.name or f"delta.`{self.location}`"
 
 
+@spark_surface
 class DeltaTableBuilder:
     """Builds a Delta table: ``DeltaTable.create(spark).tableName(...).addColumn(...).execute()``."""
 
@@ -160,6 +163,10 @@ class DeltaTableBuilder:
         """Create (or replace) the table and return it."""
         from .tables import DeltaTable
 
+        return DeltaTable.forPath(self._spark, self.create_table())
+
+    def create_table(self) -> str:
+        """Create (or replace) the table as ``execute`` does; its location (for SQL, which has no use for a ``DeltaTable``)."""
         target = self._target()
         table = open_table(self._spark, target.location)
         try:
@@ -171,19 +178,21 @@ class DeltaTableBuilder:
                 target, snapshot.schema.json(), snapshot.partition_columns
             ):
                 raise DeltaAnalysisException(
-                    f"[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table {target.label} because it already exists. "
-                    "Choose a different name, drop the existing table, or use createIfNotExists / createOrReplace."
+                    f"Cannot create table {target.label} because it already exists. "
+                    "Choose a different name, drop the existing table, or use createIfNotExists / createOrReplace.",
+                    errorClass="TABLE_OR_VIEW_ALREADY_EXISTS",
                 )
             self._register_external(target)
-            return DeltaTable.forPath(self._spark, target.location)
+            return target.location
         if snapshot is None and self._mode == "replace":
             raise DeltaAnalysisException(
-                f"Table {target.label} cannot be replaced as it does not exist. Use createOrReplace to create it."
+                f"Table {target.label} cannot be replaced as it does not exist. Use createOrReplace to create it.",
+                errorClass="DELTA_CANNOT_REPLACE_MISSING_TABLE",
             )
         if snapshot is None:
             refuse_data_outside_a_table(table)
         self._commit(target, table, snapshot)
-        return DeltaTable.forPath(self._spark, target.location)
+        return target.location
 
     def _target(self) -> _Target:
         if self._name is None and self._location is None:
@@ -192,8 +201,6 @@ class DeltaTableBuilder:
         if self._name is None:
             assert location is not None
             return _Target(location, None, managed=False, registered=False)
-        from .spark import catalog
-
         entry = catalog.lookup(self._spark, self._name)
         if entry is not None:
             if not entry.is_delta:
@@ -217,13 +224,16 @@ class DeltaTableBuilder:
 
     def _register_external(self, target: _Target) -> None:
         if target.name is not None and not target.registered:
-            from .spark import catalog
-
             catalog.register(self._spark, target.name, target.location, managed=False)
 
-    def _metadata(self, target: _Target) -> Metadata:
+    def _new_table(self, target: _Target, snapshot: Snapshot | None) -> NewTable:
+        """The table's metadata, protocol (never below a replaced table's) and clustering domain
+        (an empty one clears a replaced table's clustering)."""
         if not self._columns:
-            raise DeltaAnalysisException(f"{target.label}: the table's schema is not given; add columns with addColumn")
+            raise DeltaAnalysisException(
+                f"{target.label}: the table's schema is not given; add columns with addColumn",
+                errorClass="DELTA_SCHEMA_NOT_PROVIDED",
+            )
         schema = StructType(self._columns)
         names = {f.name.lower() for f in self._columns}
         unknown = [c for c in self._partition_columns if c.lower() not in names]
@@ -233,28 +243,24 @@ class DeltaTableBuilder:
             raise DeltaAnalysisException(f"{target.label}: a table cannot use all of its columns as partition columns")
         validate_generated_columns(self._spark, schema, target.label)
         by_name = {f.name.lower(): f.name for f in self._columns}
-        return Metadata(
-            str(uuid.uuid4()),
+        clustered = bool(self._clustering_columns) or (snapshot is not None and bool(clustering_columns(snapshot)))
+        return create_table(
+            target.label,
             delta_schema_json(schema),
-            tuple(by_name[c.lower()] for c in self._partition_columns),
-            {**table_properties(self._spark, self._properties, target.label), **self._clustering_feature()},
+            [by_name[c.lower()] for c in self._partition_columns],
+            {**property_defaults(self._spark), **self._properties},
+            allow_arbitrary_properties=get_bool(self._spark, ALLOW_ARBITRARY_PROPERTIES),
+            clustering_columns=self._clustering_columns if clustered else None,
             description=self._comment,
-            created_time=int(time.time() * 1000),
+            protocol=snapshot.protocol if snapshot is not None else None,
         )
 
-    def _clustering_feature(self) -> dict[str, str]:
-        return {f"{FEATURE_PROP_PREFIX}{CLUSTERING_FEATURE}": "supported"} if self._clustering_columns else {}
-
-    def _commit(self, target: _Target, table: Table, snapshot: Any) -> None:
-        metadata, protocol = metadata_change.prepare(
-            self._metadata(target), None, snapshot.protocol if snapshot is not None else None
-        )
-        require_writable(protocol, metadata, target.label)
+    def _commit(self, target: _Target, table: Table, snapshot: Snapshot | None) -> None:
+        new = self._new_table(target, snapshot)
+        metadata = new.metadata
+        require_writable(new.protocol, metadata, target.label)
         transaction = table.transaction(read_snapshot=snapshot)
-        actions: list[Any] = [protocol, metadata]
-        if self._clustering_columns or (snapshot is not None and clustering_columns(snapshot)):
-            schema = metadata.schema
-            actions.append(clustering_domain(schema, self._clustering_columns, metadata.partition_columns, target.label))
+        actions: list[Any] = list(new.actions)
         if snapshot is not None:
             transaction.mark_read_whole_table()
             actions.extend(remove_actions(snapshot.files, data_change=True))
@@ -267,8 +273,6 @@ class DeltaTableBuilder:
         registering = target.name is not None and not target.registered
         if registering and target.managed:
             # A managed entry must exist before its directory has files (see catalog.py).
-            from .spark import catalog
-
             catalog.register(
                 self._spark, target.name, target.location, managed=True, schema=StructType(self._columns), comment=self._comment
             )

@@ -23,7 +23,8 @@ import click
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .kernel import DeltaError, Snapshot, Table
+from .kernel import DeltaError, Snapshot, Table, TableNotFoundError
+from .kernel.describe import table_detail
 from .kernel.protocol import reader_features, writer_features
 
 USER_ERRORS = (DeltaError, ValueError, NotImplementedError)
@@ -103,31 +104,30 @@ def files(table: str, version: int | None, timestamp: str | None) -> None:
 
 
 def describe_snapshot(snapshot: Snapshot) -> dict[str, Any]:
-    """The facts ``describe`` prints, as a JSON-ready dict."""
-    metadata = snapshot.metadata
-    sizes = snapshot.active_files(["size"]).column("size")
+    """The facts ``describe`` prints, as a JSON-ready dict: DESCRIBE DETAIL's, and the schema."""
+    detail = table_detail(snapshot)
     return {
-        "location": snapshot.table_root,
+        "location": detail.location,
         "version": snapshot.version,
-        "timestamp": _iso(snapshot.timestamp),
+        "timestamp": _iso(detail.last_modified),
         "protocol": {
-            "minReaderVersion": snapshot.protocol.min_reader_version,
-            "minWriterVersion": snapshot.protocol.min_writer_version,
+            "minReaderVersion": detail.min_reader_version,
+            "minWriterVersion": detail.min_writer_version,
             "readerFeatures": sorted(reader_features(snapshot.protocol)),
             "writerFeatures": sorted(writer_features(snapshot.protocol)),
         },
         "metadata": {
-            "id": metadata.id,
-            "name": metadata.name,
-            "description": metadata.description,
-            "format": metadata.format_provider,
+            "id": detail.id,
+            "name": detail.name,
+            "description": detail.description,
+            "format": snapshot.metadata.format_provider,
             "schema": snapshot.schema.to_json(),
-            "partitionColumns": list(metadata.partition_columns),
-            "configuration": metadata.configuration,
-            "createdTime": _iso(metadata.created_time),
+            "partitionColumns": detail.partition_columns,
+            "configuration": detail.properties,
+            "createdTime": _iso(detail.created_at),
         },
-        "numFiles": len(sizes),
-        "sizeInBytes": pc.sum(sizes).as_py() or 0,
+        "numFiles": detail.num_files,
+        "sizeInBytes": detail.size_in_bytes,
     }
 
 
@@ -208,23 +208,28 @@ def _report(facts: dict[str, Any], as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def vacuum(table: str, retain_hours: float | None, dry_run: bool, no_retention_check: bool, as_json: bool) -> None:
     """Delete files no version inside the retention window reads."""
-    from .kernel.vacuum import execute_vacuum, plan_vacuum
+    from .kernel.vacuum import vacuum as vacuum_table
 
     try:
-        delta = open_table(table)
-        plan = plan_vacuum(delta, retain_hours, check_retention=not no_retention_check)
-        if dry_run:
-            if as_json:
-                click.echo(json.dumps({"files": [f.path for f in plan.files], "sizeInBytes": plan.size_in_bytes}, indent=2))
-            else:
-                for status in plan.files:
-                    click.echo(status.path)
-            return
-        result = execute_vacuum(delta, plan, progress=lambda done, total: progress(done, total, f"deleting {total} files"))
+        result = vacuum_table(
+            open_table(table),
+            retain_hours,
+            dry_run=dry_run,
+            check_retention=not no_retention_check,
+            progress=lambda done, total: progress(done, total, f"deleting {total} files"),
+        )
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
-    facts = {"numDeletedFiles": result.deleted_files, "sizeOfDeletedData": plan.size_in_bytes}
-    _report({**facts, "numVacuumedDirectories": result.deleted_directories}, as_json)
+    plan = result.plan
+    if dry_run:
+        if as_json:
+            click.echo(json.dumps({"files": [f.path for f in plan.files], "sizeInBytes": plan.size_in_bytes}, indent=2))
+        else:
+            for status in plan.files:
+                click.echo(status.path)
+        return
+    facts = {"numDeletedFiles": result.count("numDeletedFiles"), "sizeOfDeletedData": plan.size_in_bytes}
+    _report({**facts, "numVacuumedDirectories": result.count("numVacuumedDirectories")}, as_json)
 
 
 @main.command()
@@ -239,10 +244,10 @@ def restore(table: str, version: int | None, timestamp: str | None, as_json: boo
     if (version is None) == (timestamp is None):
         raise click.UsageError("give --version or --timestamp (one of them)")
     try:
-        metrics = restore_table(open_table(table), version=version, timestamp=timestamp)
+        result = restore_table(open_table(table), version=version, timestamp=timestamp)
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
-    _report(metrics.as_operation_metrics(), as_json)
+    _report(dict(result.metrics), as_json)
 
 
 @main.command()
@@ -253,22 +258,22 @@ def restore(table: str, version: int | None, timestamp: str | None, as_json: boo
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def optimize(table: str, partition_filter: str | None, zorder_by: str | None, master: str | None, as_json: bool) -> None:
     """Compact small files, or Z-order the table (starts a Spark session)."""
+    from .spark.commands.optimize import optimize as optimize_table
     from .spark.session import spark_session
-    from .tables import DeltaTable
+    from .spark.storage import open_table as open_spark_table
 
     spark = spark_session("sparkdelta optimize", master)
     try:
-        builder = DeltaTable.forPath(spark, table).optimize()
-        if partition_filter:
-            builder = builder.where(partition_filter)
-        columns = [c.strip() for c in zorder_by.split(",") if c.strip()] if zorder_by else []
-        result = builder.executeZOrderBy(*columns) if columns else builder.executeCompaction()
-        metrics = result.collect()[0].metrics.asDict(recursive=True)
+        delta = open_spark_table(spark, table)
+        if not delta.exists():
+            raise TableNotFoundError(f"{delta.root} is not a Delta table")
+        columns = tuple(c.strip() for c in zorder_by.split(",") if c.strip()) if zorder_by else ()
+        summary = optimize_table(spark, delta, partition_filter or None, columns).summary
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
     finally:
         spark.stop()
-    _report(metrics, as_json)
+    _report(summary, as_json)
 
 
 class _NoPandas:

@@ -3,44 +3,29 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
-from dataclasses import astuple
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql.types import (
-    ArrayType,
-    BooleanType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import StructType
 
 from .builder import DeltaTableBuilder, IdentityGenerator
-from .kernel import TableNotFoundError
-from .kernel.clustering import clustering_columns
-from .kernel.errors import DeltaError, StorageError
-from .kernel.protocol import reader_features, writer_features
+from .exceptions import DeltaError, StorageError, TableNotFoundError, spark_surface
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
-from .kernel.restore import RestoreMetrics, restore
 from .spark.catalog import delta_entry
 from .spark.commands.clone import clone_table
-from .spark.commands.convert import convert_to_delta
+from .spark.commands.convert import convert_to_delta, parquet_path
+from .spark.commands.describe import detail, history
 from .spark.commands.dml.delete import delete
 from .spark.commands.dml.merge import merge_builder
 from .spark.commands.dml.update import update
 from .spark.commands.drop_feature import drop_table_feature
 from .spark.commands.optimize import DeltaOptimizeBuilder
-from .spark.commands.vacuum import vacuum
-from .spark.paths import qualified
+from .spark.commands.restore import restore, restore_frame
+from .spark.commands.vacuum import vacuum, vacuum_frame
 from .spark.read.scan import scan
 from .spark.storage import open_table
-from .spark.time_zones import session_instant
 
 if TYPE_CHECKING:
     from .builder import DeltaTableBuilder
@@ -48,31 +33,6 @@ if TYPE_CHECKING:
     from .spark.commands.optimize import DeltaOptimizeBuilder
 
 __all__ = ["DeltaTable", "IdentityGenerator"]
-
-_RESTORE_SCHEMA = (
-    "table_size_after_restore long, num_of_files_after_restore long, num_removed_files long, "
-    "num_restored_files long, removed_files_size long, restored_files_size long"
-)
-
-HISTORY_SCHEMA = StructType(
-    [
-        StructField("version", LongType()),
-        StructField("timestamp", TimestampType()),
-        StructField("userId", StringType()),
-        StructField("userName", StringType()),
-        StructField("operation", StringType()),
-        StructField("operationParameters", MapType(StringType(), StringType())),
-        StructField("job", MapType(StringType(), StringType())),
-        StructField("notebook", MapType(StringType(), StringType())),
-        StructField("clusterId", StringType()),
-        StructField("readVersion", LongType()),
-        StructField("isolationLevel", StringType()),
-        StructField("isBlindAppend", BooleanType()),
-        StructField("operationMetrics", MapType(StringType(), StringType())),
-        StructField("userMetadata", StringType()),
-        StructField("engineInfo", StringType()),
-    ]
-)
 
 
 def _builder(spark: SparkSession | None, mode: str) -> DeltaTableBuilder:
@@ -90,12 +50,7 @@ def _checked_condition(condition: Any) -> str | Column | None:
     return condition
 
 
-def _string_map(value: Any) -> dict[str, str] | None:
-    if value is None:
-        return None
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
-
-
+@spark_surface
 class DeltaTable:
     """A Delta table, addressed by path or by catalog name."""
 
@@ -108,7 +63,7 @@ class DeltaTable:
         self._alias: str | None = None
         if not self._table.exists():
             what = f"table {name} (at {self._table.root})" if name else self._table.root
-            raise TableNotFoundError(f"{what} is not a Delta table")
+            raise TableNotFoundError(f"{what} is not a Delta table", error_class="DELTA_MISSING_DELTA_TABLE")
 
     @classmethod
     def forPath(cls, sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None) -> DeltaTable:
@@ -122,7 +77,9 @@ class DeltaTable:
     ) -> DeltaTable:
         """Make ``parquet.`/path``` a Delta table in place (``partitionSchema`` names its partition columns)."""
 
-        return cls(sparkSession, convert_to_delta(sparkSession, identifier, partitionSchema))
+        table = open_table(sparkSession, parquet_path(identifier))
+        convert_to_delta(sparkSession, table, partitionSchema)
+        return cls(sparkSession, table.root)
 
     @classmethod
     def forName(cls, sparkSession: SparkSession, tableOrViewName: str) -> DeltaTable:
@@ -210,7 +167,7 @@ class DeltaTable:
         """Delete files no version inside the retention window reads (``delta.deletedFileRetentionDuration``
         unless ``retentionHours``); ``dryRun`` lists them instead."""
 
-        return vacuum(self._spark, self._table, retentionHours, dryRun)
+        return vacuum_frame(self._spark, vacuum(self._spark, self._table, retentionHours, dryRun))
 
     def optimize(self) -> DeltaOptimizeBuilder:
         """OPTIMIZE: ``.where(partition filter)``, then ``executeCompaction()`` or ``executeZOrderBy(cols)``."""
@@ -219,14 +176,11 @@ class DeltaTable:
 
     def restoreToVersion(self, version: int) -> DataFrame:
         """Commit the table back to ``version``; one row of delta-spark's restore metrics."""
-        return self._restored(restore(self._table, version=version))
+        return restore_frame(self._spark, restore(self._spark, self._table, version=version))
 
     def restoreToTimestamp(self, timestamp: str | datetime) -> DataFrame:
         """Commit the table back to the version at ``timestamp`` (text in the session time zone)."""
-        return self._restored(restore(self._table, timestamp=session_instant(self._spark, timestamp)))
-
-    def _restored(self, metrics: RestoreMetrics) -> DataFrame:
-        return self._spark.createDataFrame([astuple(metrics)], _RESTORE_SCHEMA)
+        return restore_frame(self._spark, restore(self._spark, self._table, timestamp=timestamp))
 
     def clone(
         self, target: str, isShallow: bool = False, replace: bool = False, properties: dict[str, str] | None = None
@@ -261,8 +215,8 @@ class DeltaTable:
         timestamp: str | datetime | None = None,
     ) -> DeltaTable:
 
-        location, name = clone_table(self._spark, self._table, target, shallow, version, timestamp, replace, properties)
-        return DeltaTable(self._spark, location, f"spark_catalog.{name}" if name else None)
+        cloned = clone_table(self._spark, self._table, target, shallow, version, timestamp, replace, properties)
+        return DeltaTable(self._spark, cloned.location, f"spark_catalog.{cloned.name}" if cloned.name else None)
 
     def upgradeTableProtocol(self, readerVersion: int, writerVersion: int) -> None:
         """Raise the protocol to at least these versions (never lower), keeping every supported feature."""
@@ -279,73 +233,8 @@ class DeltaTable:
 
     def history(self, limit: int | None = None) -> DataFrame:
         """The table's commits, newest first, with delta-spark's history columns."""
-        rows = []
-        for record in self._table.history(limit):
-            info = record.commit_info
-            rows.append(
-                (
-                    record.version,
-                    datetime.fromtimestamp(record.timestamp / 1000, UTC),
-                    info.get("userId"),
-                    info.get("userName"),
-                    info.get("operation"),
-                    _string_map(info.get("operationParameters")),
-                    _string_map(info.get("job")),
-                    _string_map(info.get("notebook")),
-                    info.get("clusterId"),
-                    info.get("readVersion"),
-                    info.get("isolationLevel"),
-                    info.get("isBlindAppend"),
-                    _string_map(info.get("operationMetrics")),
-                    info.get("userMetadata"),
-                    info.get("engineInfo"),
-                )
-            )
-        return self._spark.createDataFrame(rows, HISTORY_SCHEMA)
+        return history(self._spark, self._table, limit)
 
     def detail(self) -> DataFrame:
         """One row describing the table, as ``DESCRIBE DETAIL``."""
-        snapshot = self._table.snapshot()
-        metadata = snapshot.metadata
-
-        def ts(millis: int | None) -> datetime | None:
-            return datetime.fromtimestamp(millis / 1000, UTC) if millis is not None else None
-
-        schema = StructType(
-            [
-                StructField("format", StringType()),
-                StructField("id", StringType()),
-                StructField("name", StringType()),
-                StructField("description", StringType()),
-                StructField("location", StringType()),
-                StructField("createdAt", TimestampType()),
-                StructField("lastModified", TimestampType()),
-                StructField("partitionColumns", ArrayType(StringType())),
-                StructField("clusteringColumns", ArrayType(StringType())),
-                StructField("numFiles", LongType()),
-                StructField("sizeInBytes", LongType()),
-                StructField("properties", MapType(StringType(), StringType())),
-                StructField("minReaderVersion", LongType()),
-                StructField("minWriterVersion", LongType()),
-                StructField("tableFeatures", ArrayType(StringType())),
-            ]
-        )
-        features = sorted(reader_features(snapshot.protocol) | writer_features(snapshot.protocol))
-        row = (
-            "delta",
-            metadata.id,
-            self._name or metadata.name,
-            metadata.description,
-            qualified(snapshot.table_root),
-            ts(metadata.created_time),
-            ts(snapshot.timestamp),
-            list(metadata.partition_columns),
-            clustering_columns(snapshot) or [],
-            snapshot.num_files,
-            snapshot.size_in_bytes,
-            dict(metadata.configuration),
-            snapshot.protocol.min_reader_version,
-            snapshot.protocol.min_writer_version,
-            features,
-        )
-        return self._spark.createDataFrame([row], schema)
+        return detail(self._spark, self._table, self._name)

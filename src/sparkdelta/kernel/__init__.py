@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .actions import AddCDCFile, AddFile, DomainMetadata, Metadata, Protocol, RemoveFile, SetTransaction
     from .conflicts import IsolationLevel
-    from .deletion_vectors import DeletionVectorError
     from .errors import (
         ConcurrentAppendException,
         ConcurrentDeleteDeleteException,
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
         ConcurrentModificationException,
         ConcurrentTransactionException,
         ConcurrentWriteException,
+        DeletionVectorError,
         DeltaError,
         InvalidLogError,
         InvalidTableOperationError,
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 _MODULES = {
     "actions": ("AddCDCFile", "AddFile", "DomainMetadata", "Metadata", "Protocol", "RemoveFile", "SetTransaction"),
     "conflicts": ("IsolationLevel",),
-    "deletion_vectors": ("DeletionVectorError",),
     "errors": (
         "ConcurrentAppendException",
         "ConcurrentDeleteDeleteException",
@@ -48,6 +47,7 @@ _MODULES = {
         "ConcurrentModificationException",
         "ConcurrentTransactionException",
         "ConcurrentWriteException",
+        "DeletionVectorError",
         "DeltaError",
         "InvalidLogError",
         "InvalidTableOperationError",

@@ -12,11 +12,11 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from .errors import DeltaError, VersionNotFoundError
+from .errors import ChangeDataFeedError, VersionNotFoundError
 from .file_actions import storage_path
 from .log_files import commit_name
 from .parsing import parse_json_actions
@@ -24,10 +24,6 @@ from .snapshot import Snapshot
 from .table import Table, to_millis
 
 CDF_PROPERTY = "delta.enableChangeDataFeed"
-
-
-class ChangeDataFeedError(DeltaError):
-    """A change feed that cannot be read: CDF off for a version, a bad range, a cleaned-up log."""
 
 
 @dataclass(frozen=True)
@@ -96,14 +92,17 @@ def resolve_versions(
     if start > latest:
         raise ChangeDataFeedError(f"{table.root}: startingVersion {start} is after the latest version {latest}")
     if end < start:
-        raise ChangeDataFeedError(f"{table.root}: the change feed range ends (version {end}) before it starts (version {start})")
+        raise ChangeDataFeedError(
+            f"{table.root}: the change feed range ends (version {end}) before it starts (version {start})",
+            error_class="DELTA_INVALID_CDC_RANGE",
+        )
     return start, end
 
 
 def _data_changing(actions: pa.StructArray) -> pa.StructArray:
     if len(actions) == 0:
         return actions
-    return actions.filter(pc.fill_null(actions.field("dataChange"), True))
+    return actions.filter(cast(pa.BooleanArray, actions.field("dataChange").fill_null(True)))
 
 
 def table_changes(table: Table, start: int, end: int) -> ChangeRange:
@@ -129,7 +128,8 @@ def table_changes(table: Table, start: int, end: int) -> ChangeRange:
         if not _cdf_enabled(configuration):
             raise ChangeDataFeedError(
                 f"{table.root}: the change data feed was not enabled at version {version} "
-                f"({CDF_PROPERTY} is not true); read a range where it was on"
+                f"({CDF_PROPERTY} is not true); read a range where it was on",
+                error_class="DELTA_MISSING_CHANGE_DATA",
             )
         cdc = batch.cdcs
         has_cdc = len(cdc) > 0
@@ -150,7 +150,7 @@ def _require_files_present(table: Table, commits: list[ChangeCommit]) -> None:
     """Refuse a range whose files VACUUM deleted, naming the first one missing."""
     for commit in commits:
         for actions in (commit.cdc, commit.added, commit.removed):
-            for path in actions.field("path").to_pylist() if len(actions) else []:
+            for path in cast(list[str], actions.field("path").to_pylist()) if len(actions) else []:
                 if not table.storage.exists(storage_path(table.root, path)):
                     raise ChangeDataFeedError(
                         f"{table.root}: the changes of version {commit.version} are in file {path}, which no longer "

@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import time
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -59,13 +60,13 @@ def checkpoint_interval(configuration: dict[str, str]) -> int:
     return max(1, int(configuration.get("delta.checkpointInterval", DEFAULT_CHECKPOINT_INTERVAL)))
 
 
-def _rows(schema: pa.Schema, column: str, values: pa.Array) -> pa.Table:
+def _rows(schema: pa.Schema, column: str, values: pa.Array[Any]) -> pa.Table:
     """Checkpoint rows where ``column`` holds ``values`` and every other column is null."""
     arrays = [values if f.name == column else pa.nulls(len(values), f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _small(schema: pa.Schema, column: str, items: list[dict]) -> pa.Table:
+def _small(schema: pa.Schema, column: str, items: list[dict[str, Any]]) -> pa.Table:
     return _rows(schema, column, pa.array(items, type=schema.field(column).type))
 
 
@@ -122,13 +123,14 @@ def checkpoint_table(snapshot: Snapshot, now_ms: int | None = None) -> pa.Table:
         parts.append(_rows(schema, "add", adds))
     tombstones = snapshot.tombstones
     if tombstones.num_rows:
-        live = tombstones.filter(pc.greater(pc.fill_null(tombstones.column("deletionTimestamp"), 0), now_ms - retention))
+        deleted_at = tombstones.column("deletionTimestamp").fill_null(pa.scalar(0, pa.int64()))
+        live = tombstones.filter(pc.greater(deleted_at, pa.scalar(now_ms - retention, pa.int64())))
         if live.num_rows:
             parts.append(_file_rows(schema, "remove", live))
     return pa.concat_tables(parts)
 
 
-def write_checkpoint(storage: Storage, snapshot: Snapshot) -> dict:
+def write_checkpoint(storage: Storage, snapshot: Snapshot) -> dict[str, Any]:
     """Write a classic checkpoint at the snapshot's version and point ``_last_checkpoint`` to it."""
     log_dir = f"{snapshot.table_root}/{LOG_DIR}"
     table = checkpoint_table(snapshot)

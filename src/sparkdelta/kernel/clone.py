@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -24,14 +22,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .actions import Action, AddFile
+from .command_result import CommandResult
+from .create_table import create_table
 from .deletion_vectors import DeletionVectorDescriptor
-from .errors import DeltaError
+from .errors import CloneTargetExistsError
 from .file_actions import add_actions, remove_actions, storage_path
 from .table import Table
-
-
-class CloneTargetExistsError(DeltaError):
-    """The clone's target already holds a Delta table (and ``replace`` was not asked) or other data files."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +98,8 @@ def clone(
     replace_target: bool = False,
     properties: dict[str, str] | None = None,
     parallelism: int = 8,
-) -> CloneMetrics:
-    """Clone ``source`` (at ``version`` / ``timestamp``, else its latest) to ``target_root``."""
+) -> CommandResult:
+    """Clone ``source`` (at ``version`` / ``timestamp``, else its latest) to ``target_root``, with delta-spark's metrics."""
     snapshot = source.snapshot(version=version, timestamp=timestamp)
     target = Table(target_root)
     existing = target.snapshot() if target.exists() else None
@@ -124,13 +120,19 @@ def clone(
         with ThreadPoolExecutor(max_workers=parallelism) as pool:
             list(pool.map(lambda pair: target.storage.copy(*pair), pairs))
     removed = existing.files if existing is not None else pa.table({"size": pa.array([], pa.int64())})
-    metadata = replace(
-        snapshot.metadata,
-        id=str(uuid.uuid4()),
-        configuration={**snapshot.metadata.configuration, **(properties or {})},
-        created_time=int(time.time() * 1000),
+    source_metadata = snapshot.metadata
+    new = create_table(
+        target.root,
+        source_metadata.schema_string or "",
+        source_metadata.partition_columns,
+        properties,
+        allow_arbitrary_properties=True,
+        inherited_configuration=source_metadata.configuration,
+        description=source_metadata.description,
+        name=source_metadata.name,
+        protocol=snapshot.protocol,
     )
-    actions: list[Action] = [snapshot.protocol, metadata]
+    actions: list[Action] = list(new.actions)
     if existing is not None:
         actions += remove_actions(existing.files, data_change=True)
     actions += adds
@@ -144,5 +146,5 @@ def clone(
     )
     parameters = {"source": source.root, "sourceVersion": snapshot.version, "isShallow": shallow}
     transaction = target.transaction(read_snapshot=existing)
-    transaction.commit(actions, "CLONE", parameters, metrics.as_operation_metrics())
-    return metrics
+    operation_metrics = metrics.as_operation_metrics()
+    return CommandResult(transaction.commit(actions, "CLONE", parameters, operation_metrics), operation_metrics)

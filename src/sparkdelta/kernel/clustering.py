@@ -13,7 +13,7 @@ import json
 
 from .actions import DomainMetadata
 from .errors import InvalidTableOperationError
-from .schema import StructType
+from .schema import DataType, StructType
 from .snapshot import Snapshot
 
 CLUSTERING_DOMAIN = "delta.clustering"
@@ -22,7 +22,8 @@ CLUSTERING_PROVIDER = "liquid"
 
 
 def _physical_path(schema: StructType, logical: list[str], table: str) -> list[str]:
-    path, current = [], schema
+    path: list[str] = []
+    current: DataType = schema
     for name in logical:
         if not isinstance(current, StructType):
             raise InvalidTableOperationError(f"{table}: clustering column {'.'.join(logical)} is not a column")
@@ -50,9 +51,11 @@ def clustering_columns(snapshot: Snapshot) -> list[str] | None:
     physical = json.loads(domain.configuration or "{}").get("clusteringColumns", [])
     names = []
     for path in physical:
-        current, logical = snapshot.schema, []
+        current: DataType = snapshot.schema
+        logical = []
         for part in path:
-            field = next(f for f in current.fields if f.physical_name == part)
+            fields = current.fields if isinstance(current, StructType) else ()
+            field = next(f for f in fields if f.physical_name == part)
             logical.append(field.name)
             current = field.type
         names.append(".".join(logical))

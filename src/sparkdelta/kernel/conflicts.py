@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,9 +23,9 @@ from .errors import (
     MetadataChangedException,
     ProtocolChangedException,
 )
+from .file_paths import canonical_paths
 from .parsing import ActionBatch
 from .partitions import typed_partition_values
-from .replay import canonical_paths
 from .schema import StructType
 
 
@@ -76,7 +77,7 @@ def check_winning_commit(
     adds = winner.adds
     # Even blind appends matter when this transaction rewrites the metadata (e.g. repartitions).
     if len(adds) and (isolation is IsolationLevel.SERIALIZABLE or not winner_is_blind_append or writes.changes_metadata):
-        changed = adds.filter(pc.fill_null(adds.field("dataChange"), True))
+        changed = adds.filter(cast(pa.BooleanArray, adds.field("dataChange").fill_null(True)))
         if len(changed) and _any_read(changed, reads, schema, partition_columns):
             sample = changed.field("path")[0].as_py()
             raise ConcurrentAppendException(

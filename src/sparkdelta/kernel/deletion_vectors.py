@@ -32,7 +32,7 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 from pyroaring import BitMap64
 
-from .errors import InvalidLogError
+from .errors import DeletionVectorError
 from .storage import Storage
 
 # RoaringBitmapArray in the portable 64-bit format (the spec's only format).
@@ -47,10 +47,6 @@ _Z85_ALPHABET = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ
 _B85_ALPHABET = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
 _Z85_TO_B85 = bytes.maketrans(_Z85_ALPHABET, _B85_ALPHABET)
 _Z85_CHARS = frozenset(_Z85_ALPHABET.decode())
-
-
-class DeletionVectorError(InvalidLogError):
-    """A deletion vector that cannot be found, decoded, or fails its own checks."""
 
 
 @dataclass(frozen=True)

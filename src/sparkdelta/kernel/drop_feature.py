@@ -22,8 +22,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import pyarrow.compute as pc
-
 from .actions import Metadata, Protocol
 from .checkpoint import cleanup_expired_logs, parse_interval_ms, write_checkpoint
 from .errors import InvalidTableOperationError, UnsupportedFeatureError
@@ -62,7 +60,7 @@ class RemovableFeature:
 
 
 def _files_with_dvs(snapshot: Snapshot) -> str | None:
-    count = int(pc.sum(snapshot.files.column("deletionVector").is_valid()).as_py() or 0)
+    count = snapshot.files.num_rows - snapshot.files.column("deletionVector").null_count
     return f"{count} data file(s) still have deletion vectors" if count else None
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Any, cast
 from urllib.parse import unquote
 
 import numpy as np
@@ -37,7 +38,7 @@ _DOT_SEGMENT = r"(^|/)\.\.?(/|$)"
 _UNNORMALIZED_RELATIVE = r"//|/$|(^|/)\.(/|$)"
 
 
-def percent_decode(paths: pa.Array) -> pa.Array:
+def percent_decode(paths: pa.Array[Any]) -> pa.Array[Any]:
     """RFC 2396 decoding (UTF-8) of every string in ``paths``.
 
     Arrow has no such kernel, so Python decodes, but once per distinct directory (a
@@ -46,17 +47,23 @@ def percent_decode(paths: pa.Array) -> pa.Array:
     escaped = pc.match_substring(paths, "%")
     if not pc.any(escaped).as_py():
         return paths
-    # A leading '/' gives every path a directory part, possibly empty.
-    parts = pc.split_pattern(pc.binary_join_element_wise("/", paths.filter(escaped), ""), "/", max_splits=1, reverse=True)
-    directories = pc.dictionary_encode(pc.list_element(parts, 0))
-    decoded_directories = pa.array([unquote(d) for d in directories.dictionary.to_pylist()], pa.string())
+    # A leading '/' gives every path a directory part, possibly empty. (The stubs refuse
+    # Python strings among ``binary_join_element_wise``'s values; Arrow takes them as scalars.)
+    parts = pc.split_pattern(
+        pc.binary_join_element_wise("/", paths.filter(escaped), ""),  # type: ignore[call-overload]
+        "/",
+        max_splits=1,
+        reverse=True,
+    )
+    directories = cast("pa.DictionaryArray[Any, Any]", pc.dictionary_encode(pc.list_element(parts, 0)))
+    decoded_directories = pa.array([unquote(d) for d in cast(list[str], directories.dictionary.to_pylist())], pa.string())
     names = pc.list_element(parts, 1)
     names_escaped = pc.match_substring(names, "%")
     if pc.any(names_escaped).as_py():
-        decoded = pa.array([unquote(n) for n in names.filter(names_escaped).to_pylist()], pa.string())
+        decoded = pa.array([unquote(n) for n in cast(list[str], names.filter(names_escaped).to_pylist())], pa.string())
         names = pc.replace_with_mask(names, names_escaped, decoded)
-    joined = pc.binary_join_element_wise(decoded_directories.take(directories.indices), names, "/")
-    return pc.replace_with_mask(paths, escaped, pc.utf8_slice_codeunits(joined, 1))
+    joined = pc.binary_join_element_wise(decoded_directories.take(directories.indices), names, "/")  # type: ignore[call-overload]
+    return cast("pa.Array[Any]", pc.replace_with_mask(paths, escaped, pc.utf8_slice_codeunits(joined, 1)))
 
 
 def normalize_relative(decoded: str) -> str:
@@ -74,7 +81,7 @@ def normalize_relative(decoded: str) -> str:
 _SCAN_CHUNK = 1 << 18
 
 
-def _may_contain(paths: pa.Array, needles: tuple[bytes, ...]) -> bool:
+def _may_contain(paths: pa.Array[Any], needles: tuple[bytes, ...]) -> bool:
     """Whether a value of ``paths`` may hold one of ``needles`` (a match across two adjacent
     values is a false positive, so callers check the candidates precisely).
 
@@ -87,8 +94,9 @@ def _may_contain(paths: pa.Array, needles: tuple[bytes, ...]) -> bool:
     if data is None or len(paths) == 0:
         return False
     width = np.int64 if pa.types.is_large_string(paths.type) else np.int32
-    offsets = np.frombuffer(offset_buffer, width)[paths.offset : paths.offset + len(paths) + 1]
-    raw = np.frombuffer(data, np.uint8)[int(offsets[0]) : int(offsets[-1])]  # no copy
+    # The stubs do not declare that Arrow buffers export the buffer protocol.
+    offsets = np.frombuffer(offset_buffer, width)[paths.offset : paths.offset + len(paths) + 1]  # type: ignore[call-overload]
+    raw = np.frombuffer(data, np.uint8)[int(offsets[0]) : int(offsets[-1])]  # type: ignore[call-overload]  # no copy
     for start in range(0, len(raw), _SCAN_CHUNK):
         chunk = raw[start : start + _SCAN_CHUNK + 1]
         for needle in needles:
@@ -100,7 +108,7 @@ def _may_contain(paths: pa.Array, needles: tuple[bytes, ...]) -> bool:
     return False
 
 
-def _normalize_relative_keys(keys: pa.Array, relative: pa.Array | None) -> pa.Array:
+def _normalize_relative_keys(keys: pa.Array[Any], relative: pa.Array[Any] | None) -> pa.Array[Any]:
     """``normalize_relative`` applied to the ``relative`` entries of decoded ``keys`` (all when None).
 
     The usual log holds no ``//``, ``/.`` or leading ``.``, so a byte scan settles it;
@@ -115,34 +123,34 @@ def _normalize_relative_keys(keys: pa.Array, relative: pa.Array | None) -> pa.Ar
         needs = pc.and_(needs, relative)
     if not pc.any(needs).as_py():
         return keys
-    normalized = pa.array([normalize_relative(k) for k in keys.filter(needs).to_pylist()], pa.string())
-    return pc.replace_with_mask(keys, needs, normalized)
+    normalized = pa.array([normalize_relative(k) for k in cast(list[str], keys.filter(needs).to_pylist())], pa.string())
+    return cast("pa.Array[Any]", pc.replace_with_mask(keys, needs, normalized))
 
 
-def _normalize_absolute(paths: pa.Array) -> pa.Array:
+def _normalize_absolute(paths: pa.Array[Any]) -> pa.Array[Any]:
     """Repeated slashes collapsed, ``.`` and ``..`` resolved lexically, as Hadoop's ``Path`` does."""
     doubled = pc.match_substring(paths, "//")
     collapsed = pc.replace_substring_regex(paths, "/{2,}", "/") if pc.any(doubled).as_py() else paths
     dotted = pc.match_substring_regex(collapsed, _DOT_SEGMENT)
     if not pc.any(dotted).as_py():
         return collapsed
-    resolved = pa.array([posixpath.normpath(p) for p in collapsed.filter(dotted).to_pylist()], pa.string())
-    return pc.replace_with_mask(collapsed, dotted, resolved)
+    resolved = pa.array([posixpath.normpath(p) for p in cast(list[str], collapsed.filter(dotted).to_pylist())], pa.string())
+    return cast("pa.Array[Any]", pc.replace_with_mask(collapsed, dotted, resolved))
 
 
-def is_relative(paths: pa.Array) -> pa.Array:
+def is_relative(paths: pa.Array[Any]) -> pa.Array[Any]:
     """Which paths are relative references: no scheme and no leading ``/``."""
-    return pc.invert(pc.or_(pc.starts_with(paths, "/"), pc.match_substring_regex(paths, _SCHEME)))
+    return cast("pa.Array[Any]", pc.invert(pc.or_(pc.starts_with(paths, "/"), pc.match_substring_regex(paths, _SCHEME))))
 
 
-def _relative_to(absolute: pa.Array, table_root: str) -> pa.Array:
+def _relative_to(absolute: pa.Array[Any], table_root: str) -> pa.Array[Any]:
     """Absolute paths inside ``table_root`` made relative to it; the others kept."""
     prefix = table_root.rstrip("/") + "/"
     inside = pc.starts_with(absolute, prefix)
-    return pc.if_else(inside, pc.utf8_slice_codeunits(absolute, len(prefix)), absolute)
+    return cast("pa.Array[Any]", pc.if_else(inside, pc.utf8_slice_codeunits(absolute, len(prefix)), absolute))
 
 
-def canonical_paths(paths: pa.Array, table_root: str) -> pa.Array:
+def canonical_paths(paths: pa.Array[Any], table_root: str) -> pa.Array[Any]:
     """One key per file, whatever the spelling: the decoded path, relative to ``table_root``
     when the file lies inside it, else absolute (``/p``, or a decoded URL).
 
@@ -168,7 +176,7 @@ def canonical_paths(paths: pa.Array, table_root: str) -> pa.Array:
     if not pc.any(other_scheme).as_py():
         return keys
     urls = pc.replace_substring_regex(decoded.filter(other_scheme), r"^s3a://", "s3://")
-    return pc.replace_with_mask(keys, other_scheme, _relative_to(urls, table_root))
+    return cast("pa.Array[Any]", pc.replace_with_mask(keys, other_scheme, _relative_to(urls, table_root)))
 
 
 def _leaves_root(decoded_relative: str) -> bool:
@@ -194,7 +202,7 @@ def file_path(table_root: str, path: str) -> str:
     return prefix + re.sub("/{2,}", "/", f"{table_root[len(prefix) :]}/{normalize_relative(decoded)}")
 
 
-def escaping_paths(paths: pa.Array, keys: pa.Array) -> pa.Array:
+def escaping_paths(paths: pa.Array[Any], keys: pa.Array[Any]) -> pa.Array[Any]:
     """Which ``paths`` (with their ``canonical_paths`` keys) lead out of the root though not absolute:
     relative ones that climb out or decode to an absolute path, and ``file:`` URIs with a relative path."""
     if len(paths) == 0:
@@ -206,10 +214,10 @@ def escaping_paths(paths: pa.Array, keys: pa.Array) -> pa.Array:
     ):
         return pa.nulls(len(paths), pa.bool_()).fill_null(False)  # the common case, settled by one scan
     leaves = pc.or_(pc.starts_with(keys, "/"), pc.match_substring_regex(keys, _PARENT_SEGMENT))
-    return pc.or_(pc.and_(is_relative(paths), leaves), pc.match_substring_regex(paths, _OPAQUE_FILE_URI))
+    return cast("pa.Array[Any]", pc.or_(pc.and_(is_relative(paths), leaves), pc.match_substring_regex(paths, _OPAQUE_FILE_URI)))
 
 
-def refuse_escaping_paths(paths: pa.Array, keys: pa.Array, versions: pa.Array, table_root: str) -> None:
+def refuse_escaping_paths(paths: pa.Array[Any], keys: pa.Array[Any], versions: pa.Array[Any], table_root: str) -> None:
     """Raise ``PathOutsideTableError`` naming the first ``paths`` entry that leaves the root, and its version."""
     escaping = escaping_paths(paths, keys)
     count = pc.sum(escaping).as_py() or 0

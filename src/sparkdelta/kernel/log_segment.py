@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import InvalidLogError, TableNotFoundError, VersionNotFoundError
 from .log_files import LAST_CHECKPOINT, LogFile, LogFileKind, parse_log_file, version_prefix
@@ -34,7 +35,7 @@ class LogSegment:
         return self.checkpoint[0].version if self.checkpoint else None
 
 
-def read_last_checkpoint(storage: Storage, log_dir: str) -> dict | None:
+def read_last_checkpoint(storage: Storage, log_dir: str) -> dict[str, Any] | None:
     """The ``_last_checkpoint`` hint, or ``None`` when missing or unreadable."""
     try:
         hint = json.loads(storage.read(f"{log_dir}/{LAST_CHECKPOINT}"))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 import pyarrow as pa
@@ -95,10 +95,10 @@ class ActionBatch:
 
 
 def empty(struct_type: pa.StructType) -> pa.StructArray:
-    return pa.array([], type=struct_type)
+    return cast(pa.StructArray, pa.array([], type=struct_type))
 
 
-def _split_lines(data: bytes) -> pa.Array:
+def _split_lines(data: bytes) -> pa.StringArray:
     if not data.strip():
         return pa.array([], type=pa.string())
     table = pcsv.read_csv(
@@ -107,15 +107,15 @@ def _split_lines(data: bytes) -> pa.Array:
         parse_options=pcsv.ParseOptions(delimiter="\x1f", quote_char=False, escape_char=False),
         convert_options=pcsv.ConvertOptions(column_types={"line": pa.string()}, strings_can_be_null=False),
     )
-    return table.column("line").combine_chunks()
+    return cast(pa.StringArray, table.column("line").combine_chunks())
 
 
-def _join_lines(lines: pa.Array) -> bytes:
-    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n")
+def _join_lines(lines: pa.Array[Any]) -> bytes:
+    joined = cast(pa.StringArray, pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(lines)], pa.int32()), lines), "\n"))
     return joined[0].as_py().encode("utf-8")
 
 
-def _read_json_lines(lines: pa.Array, schema: pa.Schema, behavior: str) -> pa.Table:
+def _read_json_lines(lines: pa.Array[Any], schema: pa.Schema, behavior: Literal["ignore", "error", "infer"]) -> pa.Table:
     data = _join_lines(lines)
     return pjson.read_json(
         io.BytesIO(data),
@@ -124,17 +124,18 @@ def _read_json_lines(lines: pa.Array, schema: pa.Schema, behavior: str) -> pa.Ta
     )
 
 
-def _struct_to_map(values: pa.Array, drop_nulls: bool) -> pa.MapArray:
+def _struct_to_map(values: pa.Array[Any], drop_nulls: bool) -> pa.MapArray[Any, Any]:
     """A struct<k: string, ...> column as map<string, string> (one entry per field)."""
     n = len(values)
-    if not isinstance(values.type, pa.StructType):
-        return pa.array([[]] * n if n else [], type=A.STRING_MAP)
+    if not isinstance(values, pa.StructArray):
+        return cast("pa.MapArray[Any, Any]", pa.array([[]] * n if n else [], type=A.STRING_MAP))
     names = [values.type.field(i).name for i in range(values.type.num_fields)]
     children = [pc.cast(values.field(i), pa.string()) for i in range(len(names))]
     k = len(names)
     if k == 0:
-        offsets = pa.array(np.zeros(n + 1, dtype=np.int32))
-        return pa.MapArray.from_arrays(offsets, pa.array([], pa.string()), pa.array([], pa.string()))
+        no_entries = pa.array(np.zeros(n + 1, dtype=np.int32))
+        # The stubs take int64 offsets only; a map's are int32.
+        return pa.MapArray.from_arrays(no_entries, pa.array([], pa.string()), pa.array([], pa.string()))  # type: ignore[call-overload,no-any-return]
     row_major = (np.arange(k)[None, :] * n + np.arange(n)[:, None]).ravel()
     items = pa.concat_arrays(children).take(pa.array(row_major))
     keys = pa.array(np.tile(np.array(names, dtype=object), n), pa.string())
@@ -146,10 +147,11 @@ def _struct_to_map(values: pa.Array, drop_nulls: bool) -> pa.MapArray:
         counts = np.full(n, k)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    return pa.MapArray.from_arrays(pa.array(offsets), keys, items)
+    # As above: the stubs take int64 offsets only.
+    return pa.MapArray.from_arrays(pa.array(offsets), keys, items)  # type: ignore[call-overload,no-any-return]
 
 
-def _object_keys(wrapped: pa.Array, objects: pa.Array) -> list[str]:
+def _object_keys(wrapped: pa.Array[Any], objects: pa.StringArray) -> list[str]:
     """Every key used in the flat objects, in first-seen order.
 
     Arrow's inference names the keys (the types it guesses are discarded); if its guesses
@@ -159,7 +161,7 @@ def _object_keys(wrapped: pa.Array, objects: pa.Array) -> list[str]:
         inferred = _read_json_lines(wrapped, pa.schema([]), "infer")
     except pa.ArrowInvalid:
         keys: dict[str, None] = {}
-        for text in pc.unique(objects).to_pylist():
+        for text in cast(list[str], pc.unique(objects).to_pylist()):
             keys.update(dict.fromkeys(json.loads(text)))
         return list(keys)
     if "v" not in inferred.column_names or not isinstance(inferred.schema.field("v").type, pa.StructType):
@@ -180,10 +182,10 @@ def _string_pairs(text: str) -> list[tuple[str, str | None]] | None:
         return None
     if len({k for k, _ in pairs}) < len(pairs) or any(v is not None and not isinstance(v, str) for _, v in pairs):
         return None
-    return pairs
+    return cast(list[tuple[str, str | None]], pairs)
 
 
-def _maps_of_few(objects: pa.Array, drop_nulls: bool) -> pa.MapArray | None:
+def _maps_of_few(objects: pa.StringArray, drop_nulls: bool) -> pa.MapArray[Any, Any] | None:
     """``objects`` as maps built from their few distinct texts, as ``_struct_to_map`` builds
     them (every key seen, in first-seen order; null values dropped if ``drop_nulls``).
 
@@ -194,16 +196,17 @@ def _maps_of_few(objects: pa.Array, drop_nulls: bool) -> pa.MapArray | None:
     distinct = pc.unique(objects)
     if len(distinct) > _FEW_OBJECTS:
         return None
-    decoded = [_string_pairs(text) for text in distinct.to_pylist()]
+    decoded = [_string_pairs(text) for text in cast(list[str], distinct.to_pylist())]
     if any(pairs is None for pairs in decoded):
         return None
     values = [dict(pairs or ()) for pairs in decoded]
     keys = list(dict.fromkeys(k for v in values for k in v))
     entries = [[(k, v.get(k)) for k in keys if not (drop_nulls and v.get(k) is None)] for v in values]
-    return pa.array(entries, A.STRING_MAP).take(pc.index_in(objects, value_set=distinct))
+    maps = cast("pa.MapArray[Any, Any]", pa.array(entries, A.STRING_MAP))
+    return maps.take(pc.index_in(objects, value_set=distinct))
 
 
-def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
+def _extract_maps(lines: pa.StringArray, kind: str) -> dict[str, pa.MapArray[Any, Any]]:
     """``partitionValues`` and ``tags`` of each line, as string maps, values verbatim.
 
     An add's ``partitionValues`` is required (PROTOCOL.md, "Add File and Remove File"):
@@ -212,10 +215,11 @@ def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
     result = {}
     for name in _MAP_FIELDS:
         found = pc.extract_regex(lines, rf'"{name}"\s*:\s*(?P<obj>{_FLAT_OBJECT})')
-        objects = pc.fill_null(pc.struct_field(found, [0]), "{}")
+        objects = cast(pa.StringArray, pc.fill_null(pc.struct_field(found, [0]), "{}"))
         maps = _maps_of_few(objects, drop_nulls=(name == "tags"))
         if maps is None:
-            wrapped = pc.binary_join_element_wise('{"v":', objects, "}", "")
+            # The stubs refuse Python strings among the joined values; Arrow takes them as scalars.
+            wrapped: pa.StringArray = pc.binary_join_element_wise('{"v":', objects, "}", "")  # type: ignore[call-overload]
             keys = _object_keys(wrapped, objects)
             if keys:
                 # Declaring every value a string stops Arrow turning '2024-01-02' into a timestamp.
@@ -225,20 +229,21 @@ def _extract_maps(lines: pa.Array, kind: str) -> dict[str, pa.MapArray]:
                 column = pa.array([{}] * len(lines), pa.struct([]))
             maps = _struct_to_map(column, drop_nulls=(name == "tags"))
         if name == "partitionValues" and kind == "add" and found.null_count:
-            maps = pa.MapArray.from_arrays(maps.offsets, maps.keys, maps.items, mask=found.is_null())
+            # The stubs take int64 offsets only; a map's are int32.
+            maps = pa.MapArray.from_arrays(maps.offsets, maps.keys, maps.items, mask=found.is_null())  # type: ignore[call-overload]
         result[name] = maps
     return result
 
 
-def conform(values: pa.Array, target: pa.DataType) -> pa.Array:
+def conform(values: pa.Array[Any], target: pa.DataType) -> pa.Array[Any]:
     """Reshape ``values`` to ``target``: missing struct fields become null, extra ones go."""
     if values.type == target:
         return values
     if isinstance(target, pa.StructType):
-        if not isinstance(values.type, pa.StructType):
+        if not isinstance(values, pa.StructArray):
             return pa.nulls(len(values), target)
         present = {values.type.field(i).name: i for i in range(values.type.num_fields)}
-        children = []
+        children: list[pa.Array[Any]] = []
         for i in range(target.num_fields):
             f = target.field(i)
             if f.name in present:
@@ -246,20 +251,21 @@ def conform(values: pa.Array, target: pa.DataType) -> pa.Array:
             else:
                 children.append(pa.nulls(len(values), f.type))
         return pa.StructArray.from_arrays(children, fields=list(target), mask=values.is_null())
-    if isinstance(target, pa.MapType) and isinstance(values.type, pa.StructType):
+    if isinstance(target, pa.MapType) and isinstance(values, pa.StructArray):
         return _struct_to_map(values, drop_nulls=True)
     if pa.types.is_null(values.type):
-        return pa.nulls(len(values), target)
+        # The stubs have ``nulls`` for each concrete type, none for a DataType.
+        return pa.nulls(len(values), target)  # type: ignore[call-overload,no-any-return]
     return pc.cast(values, target)
 
 
-def _file_actions(lines: pa.Array, kind: str) -> pa.StructArray:
+def _file_actions(lines: pa.StringArray, kind: str) -> pa.StructArray:
     target: pa.StructType = A.FILE_ACTIONS[kind]
     if len(lines) == 0:
         return empty(target)
     without_maps = pa.struct([f for f in target if f.name not in _MAP_FIELDS])
     table = _read_json_lines(lines, pa.schema([(kind, without_maps)]), "ignore")
-    parsed = table.column(kind).combine_chunks()
+    parsed = cast(pa.StructArray, table.column(kind).combine_chunks())
     maps = _extract_maps(lines, kind)
     children = [maps[f.name] if f.name in _MAP_FIELDS else conform(parsed.field(f.name), f.type) for f in target]
     return pa.StructArray.from_arrays(children, fields=list(target))
@@ -301,12 +307,14 @@ def parse_json_actions(data: bytes, version: int, is_checkpoint: bool = False) -
 
     def load(add_fields: Sequence[str] | None) -> FileActions:
         # JSON has no columns to skip: every field is decoded (as ``file_actions_with`` allows).
-        return FileActions(*(_file_actions(lines.filter(pc.equal(kind, name)), name) for name in ("add", "remove", "cdc")))
+        return FileActions(
+            *(_file_actions(lines.filter(pc.equal(kind, pa.scalar(name))), name) for name in ("add", "remove", "cdc"))
+        )
 
     batch = ActionBatch(version, is_checkpoint, load)
     other = pc.invert(pc.is_in(kind, pa.array(["add", "remove", "cdc"])))
     for line in lines.filter(other).to_pylist():
-        ((name, value),) = json.loads(line).items()
+        ((name, value),) = json.loads(cast(str, line)).items()
         _apply_non_file_action(batch, name, value)
     return batch
 
@@ -344,7 +352,8 @@ def _columns_with_values(parquet: pq.ParquetFile) -> set[str]:
         for j in range(group.num_columns):
             chunk = group.column(j)
             stats = chunk.statistics
-            if stats is None or not stats.has_null_count or stats.null_count != chunk.num_values:
+            # ``has_null_count`` is missing from the stubs (pyarrow has it since 7.0).
+            if stats is None or not stats.has_null_count or stats.null_count != chunk.num_values:  # type: ignore[attr-defined]
                 columns.add(chunk.path_in_schema.partition(".")[0])
     return columns
 
@@ -368,7 +377,7 @@ def parse_parquet_actions(source: Any, version: int, file_actions_only: bool = F
         table = parquet.read(columns=[c for c in ("add", "remove") if c in available])
         adds = _file_column(table, "add", A.ADD)
         if "add" in table.column_names and "stats_parsed" in [f.name for f in table.schema.field("add").type]:
-            adds = _fill_stats_from_parsed(adds, table.column("add").combine_chunks())
+            adds = _fill_stats_from_parsed(adds, cast(pa.StructArray, table.column("add").combine_chunks()))
         return FileActions(adds, _file_column(table, "remove", A.REMOVE), empty(A.CDC))
 
     batch = ActionBatch(version, True, load)
@@ -397,7 +406,7 @@ def _file_column(table: pa.Table, name: str, target: pa.StructType) -> pa.Struct
             column = column.slice(rows[0], len(rows))
         else:
             column = column.filter(column.is_valid())
-    return conform(column, target)
+    return cast(pa.StructArray, conform(column, target))
 
 
 def _stats_value(value: Any) -> Any:

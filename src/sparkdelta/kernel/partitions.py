@@ -9,6 +9,8 @@ dates as dates and numbers as numbers. Timestamps come in the forms writers use:
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,11 +24,12 @@ _TIMESTAMP = (
 _MICROS_PER_MINUTE = 60_000_000
 
 
-def _int_or_zero(text: pa.Array) -> pa.Array:
-    return pc.cast(pc.if_else(pc.equal(text, ""), "0", text), pa.int64())
+def _int_or_zero(text: pa.Array[Any]) -> pa.Array[Any]:
+    zero_if_empty = cast("pa.Array[Any]", pc.if_else(pc.equal(text, pa.scalar("")), "0", text))
+    return pc.cast(zero_if_empty, pa.int64())
 
 
-def parse_timestamp_text(values: pa.Array, what: str = "timestamp") -> pa.Array:
+def parse_timestamp_text(values: pa.Array[Any], what: str = "timestamp") -> pa.TimestampArray[Any, Any]:
     """Timestamp strings as UTC microseconds (``timestamp[us]``), offsets applied.
 
     Fractions beyond microseconds are truncated; a value in no known form raises rather
@@ -38,8 +41,8 @@ def parse_timestamp_text(values: pa.Array, what: str = "timestamp") -> pa.Array:
         bad = values.filter(unparsed)[0].as_py()
         raise InvalidLogError(f"cannot parse {what} value {bad!r}")
     time = pc.struct_field(parts, "time")
-    time = pc.if_else(pc.equal(time, ""), "00:00:00", time)
-    time = pc.if_else(pc.equal(pc.utf8_length(time), 5), pc.binary_join_element_wise(time, ":00", ""), time)
+    time = pc.if_else(pc.equal(time, pa.scalar("")), "00:00:00", time)
+    time = pc.if_else(pc.equal(pc.utf8_length(time), pa.scalar(5)), pc.binary_join_element_wise(time, ":00", ""), time)
     base = pc.cast(pc.binary_join_element_wise(pc.struct_field(parts, "date"), time, " "), pa.timestamp("s"))
     fraction = pc.utf8_slice_codeunits(pc.binary_join_element_wise(pc.struct_field(parts, "fraction"), "000000", ""), 0, 6)
     micros = pc.add(pc.cast(pc.cast(base, pa.timestamp("us")), pa.int64()), pc.cast(fraction, pa.int64()))
@@ -48,25 +51,25 @@ def parse_timestamp_text(values: pa.Array, what: str = "timestamp") -> pa.Array:
     hours = _int_or_zero(pc.utf8_slice_codeunits(zone, 1, 3))
     minutes = _int_or_zero(pc.utf8_slice_codeunits(zone, 3, 5))
     offset = pc.multiply(pc.multiply(pc.add(pc.multiply(hours, 60), minutes), _MICROS_PER_MINUTE), sign)
-    return pc.cast(pc.subtract(micros, offset), pa.timestamp("us"))
+    return cast("pa.TimestampArray[Any, Any]", pc.cast(pc.subtract(micros, offset), pa.timestamp("us")))
 
 
-def _parse(values: pa.Array, arrow_type: pa.DataType, delta_type_name: str | None) -> pa.Array:
+def _parse(values: pa.Array[Any], arrow_type: pa.DataType, delta_type_name: str | None) -> pa.Array[Any]:
     # An empty string is null for every type (PROTOCOL.md, "Partition Value Serialization").
-    values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values)
+    values = cast("pa.Array[Any]", pc.if_else(pc.equal(values, pa.scalar("")), pa.scalar(None, pa.string()), values))
     if pa.types.is_string(arrow_type):
         return values
     if delta_type_name in ("timestamp", "timestamp_ntz"):
         parsed = parse_timestamp_text(values, f"{delta_type_name} partition")
         return pc.assume_timezone(parsed, "UTC") if delta_type_name == "timestamp" else parsed
     if pa.types.is_boolean(arrow_type):
-        return pc.equal(pc.utf8_lower(values), "true")
+        return pc.equal(pc.utf8_lower(values), pa.scalar("true"))
     if pa.types.is_binary(arrow_type):
         return pc.cast(values, pa.binary())
     return pc.cast(values, arrow_type)
 
 
-def typed_partition_values(partition_values: pa.Array, schema: StructType, partition_columns: tuple[str, ...]) -> pa.Table:
+def typed_partition_values(partition_values: pa.Array[Any], schema: StructType, partition_columns: tuple[str, ...]) -> pa.Table:
     """One typed column per partition column, looked up in each file's partitionValues."""
     columns = {}
     for name in partition_columns:
@@ -78,5 +81,5 @@ def typed_partition_values(partition_values: pa.Array, schema: StructType, parti
         delta_name = field.type.name if isinstance(field.type, PrimitiveType) else None
         columns[field.name] = _parse(raw, to_arrow_type(field.type), delta_name)
     if not columns:  # still one row per file, so per-file columns can be appended
-        return pa.Table.from_struct_array(pa.array([{}] * len(partition_values), pa.struct([])))
+        return pa.Table.from_struct_array(cast(pa.StructArray, pa.array([{}] * len(partition_values), pa.struct([]))))
     return pa.table(columns)

@@ -119,6 +119,7 @@ def require_readable(
             f"{table}: cannot {what} this table: it uses table feature(s) {', '.join(sorted(missing))} "
             f"({_describe(protocol)}), which this library does not support yet",
             frozenset(missing),
+            error_class="DELTA_UNSUPPORTED_FEATURES_FOR_WRITE" if what == "write" else None,
         )
 
 
@@ -145,6 +146,7 @@ def require_writable(
             f"{table}: cannot write this table: it uses table feature(s) {', '.join(sorted(missing))} "
             f"({_describe(protocol)}), which this library cannot write yet",
             frozenset(missing),
+            error_class="DELTA_UNSUPPORTED_FEATURES_FOR_WRITE",
         )
 
 

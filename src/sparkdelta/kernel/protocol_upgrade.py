@@ -9,6 +9,7 @@ place: features the old protocol supported stay listed, and nothing is ever down
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from .errors import InvalidTableOperationError
 from .protocol import (
@@ -21,7 +22,7 @@ from .protocol import (
 from .table import Table
 
 
-def _commit_protocol_for(table: Table, asked: dict[str, str], operation: str, parameters: dict[str, object]) -> None:
+def _commit_protocol_for(table: Table, asked: dict[str, str], operation: str, parameters: dict[str, Any]) -> None:
     snapshot = table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
     wanted = replace(snapshot.metadata, configuration={**snapshot.metadata.configuration, **asked})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -35,24 +36,25 @@ class FileState:
     tombstones: pa.Table
 
 
-def _struct_table(values: pa.Array, layout: pa.StructType) -> pa.Table:
+def _struct_table(values: pa.StructArray, layout: pa.StructType) -> pa.Table:
     return pa.Table.from_arrays(
         [values.field(i) if len(values) else pa.array([], layout.field(i).type) for i in range(layout.num_fields)],
         schema=pa.schema(list(layout)),
     )
 
 
-def dv_unique_ids(deletion_vectors: pa.Array) -> pa.Array:
+def dv_unique_ids(deletion_vectors: pa.StructArray) -> pa.StringArray:
     """The spec's DV unique id: storageType + pathOrInlineDv (+ '@' offset); '' without a DV."""
     if deletion_vectors.null_count == len(deletion_vectors):  # no DVs: skip building the ids
         return pa.repeat(pa.scalar("", pa.string()), len(deletion_vectors))
-    storage = pc.fill_null(deletion_vectors.field("storageType"), "")
-    location = pc.fill_null(deletion_vectors.field("pathOrInlineDv"), "")
+    storage = deletion_vectors.field("storageType").fill_null("")
+    location = deletion_vectors.field("pathOrInlineDv").fill_null("")
     offset = deletion_vectors.field("offset")
-    with_offset = pc.binary_join_element_wise(storage, location, "@", pc.cast(offset, pa.string()), "")
-    plain = pc.binary_join_element_wise(storage, location, "")
+    # The stubs refuse Python strings among ``binary_join_element_wise``'s values; Arrow takes them as scalars.
+    with_offset = pc.binary_join_element_wise(storage, location, "@", pc.cast(offset, pa.string()), "")  # type: ignore[call-overload]
+    plain = pc.binary_join_element_wise(storage, location, "")  # type: ignore[call-overload]
     ids = pc.if_else(pc.is_null(offset), plain, with_offset)
-    return pc.if_else(pc.is_null(deletion_vectors), pa.scalar("", pa.string()), pc.fill_null(ids, ""))
+    return cast(pa.StringArray, pc.if_else(pc.is_null(deletion_vectors), pa.scalar("", pa.string()), pc.fill_null(ids, "")))
 
 
 @dataclass
@@ -60,14 +62,14 @@ class _Candidates:
     """File actions in replay order (newest first; in a log file, adds before removes): each
     one's key, DV id, kind and index among all the adds or all the removes."""
 
-    keys: list[pa.Array] = field(default_factory=list)
-    dv_ids: list[pa.Array] = field(default_factory=list)
+    keys: list[pa.Array[Any]] = field(default_factory=list)
+    dv_ids: list[pa.Array[Any]] = field(default_factory=list)
     is_add: list[np.ndarray] = field(default_factory=list)
     index: list[np.ndarray] = field(default_factory=list)
 
-    def append(self, keys: pa.Array, values: pa.StructArray, offset: int, is_add: bool) -> None:
+    def append(self, keys: pa.Array[Any], values: pa.StructArray, offset: int, is_add: bool) -> None:
         self.keys.append(keys)
-        self.dv_ids.append(dv_unique_ids(values.field("deletionVector")))
+        self.dv_ids.append(dv_unique_ids(cast(pa.StructArray, values.field("deletionVector"))))
         self.is_add.append(np.full(len(values), is_add))
         self.index.append(np.arange(offset, offset + len(values), dtype=np.int64))
 
@@ -95,8 +97,9 @@ def reconcile(batches: list[ActionBatch], table_root: str, add_fields: Sequence[
     else:
         layout = pa.struct([A.ADD.field(name) for name in dict.fromkeys([*RECONCILED_ADD_FIELDS, *add_fields])])
         actions = [b.file_actions_with(layout.names) for b in batches]
-    all_adds = pa.chunked_array([conform(a.adds, layout) for a in actions if len(a.adds)], layout)
-    all_removes = pa.chunked_array([a.removes for a in actions if len(a.removes)], A.REMOVE)
+    # The stubs' ``chunked_array`` has no overload for a struct type.
+    all_adds: pa.ChunkedArray[Any] = pa.chunked_array([conform(a.adds, layout) for a in actions if len(a.adds)], layout)  # type: ignore[call-overload]
+    all_removes: pa.ChunkedArray[Any] = pa.chunked_array([a.removes for a in actions if len(a.removes)], A.REMOVE)  # type: ignore[call-overload]
 
     newer, checkpoint = _Candidates(), _Candidates()
     escaping: list[np.ndarray] = []
@@ -122,7 +125,9 @@ def reconcile(batches: list[ActionBatch], table_root: str, add_fields: Sequence[
     # Nothing shadowed (the usual case) leaves every add active, in order: a plain copy.
     active = all_adds.combine_chunks() if len(active_index) == len(all_adds) else all_adds.take(active_index).combine_chunks()
     tombstones = all_removes.take(pa.array(winner_index[~won_add], pa.int64())).combine_chunks()
-    return FileState(_struct_table(active, layout), _struct_table(tombstones, A.REMOVE))
+    return FileState(
+        _struct_table(cast(pa.StructArray, active), layout), _struct_table(cast(pa.StructArray, tombstones), A.REMOVE)
+    )
 
 
 def _winners(newer: _Candidates, checkpoint: _Candidates) -> tuple[np.ndarray, np.ndarray]:
@@ -141,12 +146,13 @@ def _winners(newer: _Candidates, checkpoint: _Candidates) -> tuple[np.ndarray, n
     return won_add, winner_index
 
 
-def _codes(values: pa.ChunkedArray) -> np.ndarray:
+def _codes(values: pa.ChunkedArray[Any]) -> np.ndarray:
     """Each value's position among the distinct values, in order of first appearance."""
-    return pc.dictionary_encode(values).combine_chunks().indices.to_numpy()
+    encoded = cast("pa.DictionaryArray[Any, Any]", pc.dictionary_encode(values).combine_chunks())
+    return encoded.indices.to_numpy()
 
 
-def _first_of_each(keys: pa.ChunkedArray, dv_ids: pa.ChunkedArray) -> np.ndarray:
+def _first_of_each(keys: pa.ChunkedArray[Any], dv_ids: pa.ChunkedArray[Any]) -> np.ndarray:
     """Position of the first (newest) candidate of each distinct (key, DV id), ascending."""
     key_codes, dv_codes = _codes(keys), _codes(dv_ids)
     pairs = key_codes.astype(np.int64) * (int(dv_codes.max()) + 1) + dv_codes
@@ -167,15 +173,15 @@ def _named_by(checkpoint: _Candidates, newer: _Candidates) -> np.ndarray:
     rows = np.flatnonzero(named)
     if len(rows):
         pairs = set(zip(newer_keys.to_pylist(), pa.chunked_array(newer.dv_ids, pa.string()).to_pylist(), strict=True))
-        dv_ids = pa.chunked_array(checkpoint.dv_ids, pa.string()).take(pa.array(rows)).to_pylist()
-        named[rows] = [pair in pairs for pair in zip(keys.take(pa.array(rows)).to_pylist(), dv_ids, strict=True)]
+        dv_ids = pa.chunked_array(checkpoint.dv_ids, pa.string()).take(pa.array(rows, pa.int64())).to_pylist()
+        named[rows] = [pair in pairs for pair in zip(keys.take(pa.array(rows, pa.int64())).to_pylist(), dv_ids, strict=True)]
     return named
 
 
 def _refuse_escapes(
     batches: list[ActionBatch],
     actions: list[FileActions],
-    all_adds: pa.ChunkedArray,
+    all_adds: pa.ChunkedArray[Any],
     escaping: np.ndarray,
     active_index: np.ndarray,
     table_root: str,

@@ -11,21 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .actions import Action
-from .errors import DeltaError
+from .command_result import CommandResult
+from .errors import RestoreFilesMissingError
 from .file_actions import add_actions, remove_actions, storage_path
-from .replay import canonical_paths, dv_unique_ids
+from .file_paths import canonical_paths
+from .replay import dv_unique_ids
 from .snapshot import Snapshot
 from .table import Table
-
-
-class RestoreFilesMissingError(DeltaError):
-    """The version to restore reads files that are gone (removed by VACUUM)."""
 
 
 @dataclass(frozen=True)
@@ -50,12 +48,13 @@ class RestoreMetrics:
         }
 
 
-def _keys(snapshot: Snapshot) -> pa.Array:
+def _keys(snapshot: Snapshot) -> pa.StringArray:
     """One key per active file: its canonical path and deletion vector."""
     files = snapshot.files
-    paths = canonical_paths(files.column("path").combine_chunks(), snapshot.table_root)
-    vectors = dv_unique_ids(files.column("deletionVector").combine_chunks())
-    return pc.binary_join_element_wise(paths, vectors, "\n")
+    paths = cast(pa.StringArray, canonical_paths(files.column("path").combine_chunks(), snapshot.table_root))
+    vectors = dv_unique_ids(cast(pa.StructArray, files.column("deletionVector").combine_chunks()))
+    # The stubs want the separator as an array too; Arrow takes a Python string.
+    return cast(pa.StringArray, pc.binary_join_element_wise(paths, vectors, "\n"))  # type: ignore[call-overload]
 
 
 def _only_in(snapshot: Snapshot, other: Snapshot) -> pa.Table:
@@ -63,14 +62,16 @@ def _only_in(snapshot: Snapshot, other: Snapshot) -> pa.Table:
     return snapshot.files.filter(pc.invert(pc.is_in(_keys(snapshot), value_set=_keys(other))))
 
 
-def restore(table: Table, version: int | None = None, timestamp: datetime | str | int | None = None) -> RestoreMetrics:
-    """Commit the table back to ``version`` (or the version at ``timestamp``); delta-spark's metrics."""
+def restore(table: Table, version: int | None = None, timestamp: datetime | str | int | None = None) -> CommandResult:
+    """Commit the table back to ``version`` (or the version at ``timestamp``), with delta-spark's metrics."""
     if (version is None) == (timestamp is None):
         raise ValueError(f"{table.root}: RESTORE needs a version or a timestamp (one of them)")
     latest = table.snapshot()
     target = table.snapshot(version=version, timestamp=timestamp)
     restored, removed = _only_in(target, latest), _only_in(latest, target)
-    missing = [p for p in restored.column("path").to_pylist() if not table.storage.exists(storage_path(table.root, p))]
+    missing = [
+        p for p in cast(list[str], restored.column("path").to_pylist()) if not table.storage.exists(storage_path(table.root, p))
+    ]
     if missing:
         raise RestoreFilesMissingError(
             f"{table.root}: cannot restore to version {target.version}: {len(missing)} of its data files no longer exist "
@@ -87,5 +88,5 @@ def restore(table: Table, version: int | None = None, timestamp: datetime | str 
     parameters: dict[str, Any] = {"version": target.version} if version is not None else {"timestamp": str(timestamp)}
     transaction = table.transaction(read_snapshot=latest)
     transaction.mark_read_whole_table()
-    transaction.commit(actions, "RESTORE", parameters, metrics.as_operation_metrics())
-    return metrics
+    operation_metrics = metrics.as_operation_metrics()
+    return CommandResult(transaction.commit(actions, "RESTORE", parameters, operation_metrics), operation_metrics)

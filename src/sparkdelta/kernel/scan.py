@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -43,7 +43,7 @@ _NUM_RECORDS_SCHEMA = pa.schema([("numRecords", pa.int64())])
 _LEADING_NUM_RECORDS = r'^\s*\{\s*"numRecords"\s*:\s*(?P<n>\d+)\s*[,}]'
 
 
-def num_records(stats: pa.Array | pa.ChunkedArray) -> pa.Array:
+def num_records(stats: pa.Array[Any] | pa.ChunkedArray[Any]) -> pa.Array[Any]:
     """Each file's ``numRecords`` from its stats JSON (null where the stats are missing or lack it).
 
     The one parser of record counts: scans, and engines counting the files they wrote.
@@ -57,9 +57,9 @@ def num_records(stats: pa.Array | pa.ChunkedArray) -> pa.Array:
     counts = pc.cast(leading, pa.int64())
     others = pc.and_(pc.is_valid(texts), pc.is_null(counts))
     if not pc.any(others).as_py():
-        return counts
+        return cast("pa.Array[Any]", counts)
     parsed = read_stats_json(texts.filter(others), _NUM_RECORDS_SCHEMA).column("numRecords").combine_chunks()
-    return pc.replace_with_mask(counts, others, parsed)
+    return cast("pa.Array[Any]", pc.replace_with_mask(counts, others, parsed))
 
 
 def _struct(values: pa.Table) -> pa.StructArray:
@@ -69,7 +69,7 @@ def _struct(values: pa.Table) -> pa.StructArray:
     return pa.StructArray.from_arrays([c.combine_chunks() for c in values.columns], names=values.column_names)
 
 
-def typed_partitions(partition_values: pa.Array, schema: StructType, partition_columns: tuple[str, ...]) -> pa.StructArray:
+def typed_partitions(partition_values: pa.Array[Any], schema: StructType, partition_columns: tuple[str, ...]) -> pa.StructArray:
     """Partition values spelled as the log spells them (a string map per file) as a scan's ``partition_values``."""
     return _struct(typed_partition_values(partition_values, schema, partition_columns))
 
@@ -95,14 +95,18 @@ def scan_files(actions: pa.Table, schema: StructType, partition_columns: tuple[s
     )
 
 
-def partition_keys(partition_values: pa.StructArray | pa.ChunkedArray) -> pa.Array:
+def partition_keys(partition_values: pa.StructArray | pa.ChunkedArray[Any]) -> pa.Array[Any]:
     """One comparable string per file from its typed ``partition_values`` (null spelled apart from any value).
 
     Typed, so that spellings of one value (``2024-01-01 00:00:00`` and
     ``2024-01-01T00:00:00.000000Z``, or keys by display and by physical name) match.
     """
     values = pa.Table.from_struct_array(partition_values)
-    parts = [pc.fill_null(pc.binary_join_element_wise("=", pc.cast(c, pa.string()), ""), "\x00") for c in values.columns]
+    # (The stubs refuse Python strings among ``binary_join_element_wise``'s values; Arrow takes them as scalars.)
+    parts = [
+        pc.fill_null(pc.binary_join_element_wise("=", pc.cast(c, pa.string()), ""), "\x00")  # type: ignore[call-overload]
+        for c in values.columns
+    ]
     return pc.binary_join_element_wise(*parts, "\x01").combine_chunks() if parts else pa.repeat(pa.scalar(""), values.num_rows)
 
 
@@ -157,7 +161,7 @@ class Scan:
         )
 
     @cached_property
-    def selection(self) -> pa.Array:
+    def selection(self) -> pa.Array[Any]:
         """One boolean per file of the snapshot (``Snapshot.files`` order): True where the file is selected.
 
         delta-kernel-rs's selection vector; engines combining several scans' choices use it.

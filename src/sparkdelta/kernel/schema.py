@@ -90,7 +90,8 @@ class StructField:
     @property
     def physical_name(self) -> str:
         """The name in data files: the column-mapping name when mapping is on."""
-        return self.metadata.get("delta.columnMapping.physicalName", self.name)
+        name: str = self.metadata.get("delta.columnMapping.physicalName", self.name)
+        return name
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -135,7 +135,7 @@ def _stats_struct(schema: StructType, as_count: bool) -> pa.StructType:
     Min/max of decimals and binaries are left out (no skipping on them): Arrow's JSON
     reader would round decimals through doubles, which could wrongly drop a file.
     """
-    fields = []
+    fields: list[pa.Field[Any]] = []
     for f in schema.fields:
         if isinstance(f.type, StructType):
             fields.append(pa.field(f.physical_name, _stats_struct(f.type, as_count)))
@@ -155,17 +155,19 @@ _TIMESTAMP = (
 )
 
 
-def _parse_timestamps(text: Any) -> Any:
+def _parse_timestamps(text: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
     """Stats timestamps (``2000-01-01T00:00:00.000-08:00``, ``...Z``) as UTC microseconds."""
     parts = pc.extract_regex(text, _TIMESTAMP)
+
+    def int_or_zero(name: str) -> pa.ChunkedArray[Any]:
+        digits = cast("pa.ChunkedArray[Any]", pc.struct_field(parts, name))
+        return pc.cast(cast("pa.ChunkedArray[Any]", pc.if_else(pc.equal(digits, pa.scalar("")), "0", digits)), pa.int64())
+
     base = pc.cast(pc.replace_substring(pc.struct_field(parts, "base"), "T", " "), pa.timestamp("us"))
-    hours = pc.cast(pc.if_else(pc.equal(pc.struct_field(parts, "hours"), ""), "0", pc.struct_field(parts, "hours")), pa.int64())
-    minutes = pc.cast(
-        pc.if_else(pc.equal(pc.struct_field(parts, "minutes"), ""), "0", pc.struct_field(parts, "minutes")), pa.int64()
-    )
+    hours, minutes = int_or_zero("hours"), int_or_zero("minutes")
     offset_us = pc.multiply(pc.add(pc.multiply(hours, 60), minutes), 60_000_000)
-    signed = pc.if_else(pc.equal(pc.struct_field(parts, "sign"), "-"), pc.negate(offset_us), offset_us)
-    utc = pc.subtract(pc.cast(base, pa.int64()), signed)
+    signed = pc.if_else(pc.equal(pc.struct_field(parts, "sign"), pa.scalar("-")), pc.negate(offset_us), offset_us)
+    utc = cast("pa.ChunkedArray[Any]", pc.subtract(pc.cast(base, pa.int64()), signed))
     return pc.cast(utc, pa.timestamp("us"))
 
 
@@ -176,7 +178,7 @@ class FileStats:
     timestamps written as text compare as values.
     """
 
-    def __init__(self, stats: pa.Array, schema: StructType) -> None:
+    def __init__(self, stats: pa.Array[Any], schema: StructType) -> None:
         self.schema = schema
         self.num_files = len(stats)
         values_schema = _stats_struct(schema, as_count=False)
@@ -186,7 +188,7 @@ class FileStats:
         )
         self.table = read_stats_json(stats, explicit) if self.num_files else explicit.empty_table()
 
-    def _field(self, group: str, path: tuple[str, ...]) -> pa.ChunkedArray | None:
+    def _field(self, group: str, path: tuple[str, ...]) -> pa.ChunkedArray[Any] | None:
         physical = self._physical_path(path)
         if physical is None:
             return None
@@ -195,7 +197,7 @@ class FileStats:
             if not isinstance(current.type, pa.StructType) or current.type.get_field_index(name) < 0:
                 return None
             current = pc.struct_field(current, name)
-        return current
+        return cast("pa.ChunkedArray[Any]", current)
 
     def _physical_path(self, path: tuple[str, ...]) -> list[str] | None:
         names = []
@@ -211,7 +213,7 @@ class FileStats:
             current = field.type
         return names
 
-    def bound(self, group: str, path: tuple[str, ...]) -> pa.ChunkedArray | None:
+    def bound(self, group: str, path: tuple[str, ...]) -> pa.ChunkedArray[Any] | None:
         """Typed min or max of a column per file (null where unknown)."""
         raw = self._field(group, path)
         leaf = _leaf_type(self.schema, path)
@@ -233,11 +235,11 @@ class FileStats:
             typed = pc.if_else(pc.is_nan(typed), pa.scalar(None, target), typed)
         return typed
 
-    def null_count(self, path: tuple[str, ...]) -> pa.ChunkedArray | None:
+    def null_count(self, path: tuple[str, ...]) -> pa.ChunkedArray[Any] | None:
         return self._field("nullCount", path)
 
     @property
-    def num_records(self) -> pa.ChunkedArray:
+    def num_records(self) -> pa.ChunkedArray[Any]:
         return self.table.column("numRecords")
 
 
@@ -261,16 +263,17 @@ class SkippingEvaluator:
         )
         self.num_files = files.num_rows
 
-    def keep(self, predicate: Predicate) -> pa.Array:
+    def keep(self, predicate: Predicate) -> pa.Array[Any]:
         """Boolean mask: True for files that must be read."""
         if self.num_files == 0:
             return pa.array([], pa.bool_())
         result = self._eval(predicate)
         if result is None:
             return pa.array([True] * self.num_files)
-        return pc.fill_null(result, True).combine_chunks() if isinstance(result, pa.ChunkedArray) else pc.fill_null(result, True)
+        filled = result.fill_null(True)
+        return cast("pa.Array[Any]", filled.combine_chunks() if isinstance(filled, pa.ChunkedArray) else filled)
 
-    def _all(self) -> pa.Array:
+    def _all(self) -> pa.Array[Any]:
         return pa.array([True] * self.num_files)
 
     def _eval(self, predicate: Predicate) -> Any:
@@ -311,7 +314,7 @@ class SkippingEvaluator:
                 return pc.is_valid(values) if predicate.negated else pc.is_null(values)
             # A null partition value never satisfies a comparison (NOTs are pushed down to here).
             if isinstance(predicate, StartsWith):
-                return pc.fill_null(pc.starts_with(values, predicate.prefix), False)
+                return pc.starts_with(values, predicate.prefix).fill_null(False)
             if isinstance(predicate, Compare):
                 values = _widened(values)
                 scalar = pa.scalar(predicate.value.value).cast(values.type)
@@ -328,7 +331,7 @@ class SkippingEvaluator:
                 return None
             if predicate.negated:
                 return pc.less(nulls, self.stats.num_records)
-            return pc.greater(nulls, 0)
+            return pc.greater(nulls, pa.scalar(0))
         low, high = self.stats.bound("minValues", path), self.stats.bound("maxValues", path)
         if low is None or high is None:
             return None
@@ -336,7 +339,8 @@ class SkippingEvaluator:
         try:
             if isinstance(predicate, StartsWith):
                 return pc.and_kleene(
-                    pc.greater_equal(high, predicate.prefix), pc.less_equal(low, predicate.prefix + "\U0010ffff")
+                    pc.greater_equal(high, pa.scalar(predicate.prefix)),
+                    pc.less_equal(low, pa.scalar(predicate.prefix + "\U0010ffff")),
                 )
             if isinstance(predicate, Compare):
                 value = pa.scalar(predicate.value.value).cast(low.type)
@@ -360,7 +364,7 @@ def _widened(values: Any) -> Any:
     return values
 
 
-def _nan_may_hide(op: str, value: pa.Scalar) -> bool:
+def _nan_may_hide(op: str, value: pa.Scalar[Any]) -> bool:
     """Whether NaN rows may match ``x <op> value`` although min/max say no.
 
     Spark orders NaN above every double (and NaN = NaN), but many writers take bounds
@@ -370,7 +374,7 @@ def _nan_may_hide(op: str, value: pa.Scalar) -> bool:
     return op in (">", ">=") or math.isnan(value.as_py())
 
 
-def _compare(op: str, values: Any, scalar: pa.Scalar) -> Any:
+def _compare(op: str, values: Any, scalar: pa.Scalar[Any]) -> Any:
     """``values <op> scalar`` with Spark's NaN semantics for floating types (Arrow's are IEEE)."""
     result = _COMPARE[op](values, scalar)
     if not pa.types.is_floating(scalar.type):

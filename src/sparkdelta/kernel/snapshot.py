@@ -9,13 +9,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .actions import DomainMetadata, Metadata, Protocol, SetTransaction
-from .errors import InvalidLogError, VersionNotFoundError
+from .errors import DamagedCheckpointError, InvalidLogError, VersionNotFoundError
 from .log_files import LOG_DIR, SIDECAR_DIR, LogFile, commit_name
 from .log_segment import LogSegment, build_log_segment
 from .parsing import ActionBatch, FileActions, FileActionsLoader, check_file_actions, parse_json_actions, parse_parquet_actions
@@ -44,19 +44,6 @@ def _is_read_failure(exc: Exception) -> bool:
     return isinstance(exc, OSError) and exc.errno is not None
 
 
-class _DamagedCheckpoint(Exception):
-    """A checkpoint part (or one of its sidecars) that cannot be decoded.
-
-    Internal: snapshots catch it and replay past the checkpoint, or raise InvalidLogError.
-    """
-
-    def __init__(self, part: LogFile, path: str, cause: Exception) -> None:
-        super().__init__(f"{path}: {cause}")
-        self.part = part
-        self.path = path
-        self.cause = cause
-
-
 def _checked(load: FileActionsLoader, part: LogFile, path: str) -> FileActionsLoader:
     """``load`` whose failures, when the adds are first decoded, name the damaged checkpoint file."""
 
@@ -67,7 +54,7 @@ def _checked(load: FileActionsLoader, part: LogFile, path: str) -> FileActionsLo
         except _DECODING_ERRORS as exc:
             if _is_read_failure(exc):
                 raise
-            raise _DamagedCheckpoint(part, path, exc) from exc
+            raise DamagedCheckpointError(part, path, exc) from exc
         return actions
 
     return checked
@@ -81,21 +68,21 @@ def _parquet_part(storage: Storage, path: str, part: LogFile, file_actions_only:
     except _DECODING_ERRORS as exc:
         if _is_read_failure(exc):
             raise
-        raise _DamagedCheckpoint(part, path, exc) from exc
+        raise DamagedCheckpointError(part, path, exc) from exc
     return batch
 
 
 def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[ActionBatch]:
     """A checkpoint part and, for V2 checkpoints, the sidecars it names.
 
-    File actions are decoded lazily; a failure then still raises ``_DamagedCheckpoint``.
+    File actions are decoded lazily; a failure then still raises ``DamagedCheckpointError``.
     """
     if part.path.endswith(".json"):
         data = storage.read(part.path)
         try:
             batch = parse_json_actions(data, part.version, is_checkpoint=True)
         except _DECODING_ERRORS as exc:
-            raise _DamagedCheckpoint(part, part.path, exc) from exc
+            raise DamagedCheckpointError(part, part.path, exc) from exc
     else:
         batch = _parquet_part(storage, part.path, part, file_actions_only=False)
     batch.load_file_actions = _checked(batch.load_file_actions, part, part.path)
@@ -196,7 +183,7 @@ def load_batches(storage: Storage, segment: LogSegment) -> list[ActionBatch]:
 
 
 def _raise_damaged(part: LogFile, cause: Exception) -> list[ActionBatch]:
-    raise _DamagedCheckpoint(part, part.path, cause)
+    raise DamagedCheckpointError(part, part.path, cause)
 
 
 def _read_delta(storage: Storage, table_root: str, delta: LogFile, version: int) -> list[ActionBatch]:
@@ -221,7 +208,7 @@ def _decode_commit(data: bytes, table_root: str, path: str, version: int) -> Act
     return batch
 
 
-def _segment_past(storage: Storage, segment: LogSegment, damaged: _DamagedCheckpoint) -> LogSegment:
+def _segment_past(storage: Storage, segment: LogSegment, damaged: DamagedCheckpointError) -> LogSegment:
     """The segment for the same version without the damaged checkpoint: an earlier one, or commits only.
 
     Warns, naming the damaged file, and remembers it so later snapshots go straight to the
@@ -252,7 +239,7 @@ def _readable_batches(storage: Storage, segment: LogSegment) -> tuple[LogSegment
     while True:
         try:
             return segment, load_batches(storage, segment)
-        except _DamagedCheckpoint as damaged:
+        except DamagedCheckpointError as damaged:
             segment = _segment_past(storage, segment, damaged)
 
 
@@ -260,24 +247,27 @@ class Snapshot:
     """Protocol, metadata and files of a table at ``version``.
 
     File state is an Arrow table in the checkpoint's ``add`` layout, computed on first use.
+    A snapshot is immutable: its fields are read-only, so one snapshot can be shared (by
+    a scan and the commands built on it, across threads) and a transaction's read snapshot
+    is the table as read. A command that commits new metadata passes it along explicitly
+    (see ``DmlCommit.set_metadata``) instead of patching a snapshot.
     """
 
     def __init__(self, storage: Storage, segment: LogSegment, batches: list[ActionBatch]) -> None:
-        self.storage = storage
-        self.segment = segment
-        self.table_root = segment.table_root
-        self.version = segment.version
+        self._storage = storage
+        self._segment = segment
         self._batches = batches
+        root, version = segment.table_root, segment.version
         protocol = next((b for b in batches if b.protocol is not None), None)
         if protocol is None:
-            raise InvalidLogError(f"{self.table_root}: no protocol action in the log up to version {self.version}")
+            raise InvalidLogError(f"{root}: no protocol action in the log up to version {version}")
         if not any(b.metadata is not None for b in batches):
-            raise InvalidLogError(f"{self.table_root}: no metaData action in the log up to version {self.version}")
-        self.protocol = _named(segment, protocol, partial(Protocol.from_dict, protocol.protocol))
-        self.metadata = _checked_metadata(segment, batches)
-        check_protocol_valid(self.protocol, f"{self.table_root} (version {self.version})")
-        self.app_transactions = _latest_app_transactions(batches)
-        self.domain_metadata = _live_domains(batches)
+            raise InvalidLogError(f"{root}: no metaData action in the log up to version {version}")
+        self._protocol = _named(segment, protocol, partial(Protocol.from_dict, cast(dict[str, Any], protocol.protocol)))
+        self._metadata = _checked_metadata(segment, batches)
+        check_protocol_valid(self._protocol, f"{root} (version {version})")
+        self._app_transactions = _latest_app_transactions(batches)
+        self._domain_metadata = _live_domains(batches)
         newest = batches[0] if batches else None
         self._newest_commit_info = (
             newest.commit_info if newest and not newest.is_checkpoint and newest.version == self.version else None
@@ -297,6 +287,41 @@ class Snapshot:
         """
         path = f"{table_root}/{LOG_DIR}/{commit_name(version)}"
         return _decode_commit(storage.read(path), table_root, path, version)
+
+    @property
+    def storage(self) -> Storage:
+        return self._storage
+
+    @property
+    def segment(self) -> LogSegment:
+        """The log files this snapshot is read from (past a damaged checkpoint, once found)."""
+        return self._segment
+
+    @property
+    def table_root(self) -> str:
+        return self._segment.table_root
+
+    @property
+    def version(self) -> int:
+        return self._segment.version
+
+    @property
+    def protocol(self) -> Protocol:
+        return self._protocol
+
+    @property
+    def metadata(self) -> Metadata:
+        return self._metadata
+
+    @property
+    def app_transactions(self) -> dict[str, SetTransaction]:
+        """The latest ``txn`` per application id."""
+        return self._app_transactions
+
+    @property
+    def domain_metadata(self) -> dict[str, DomainMetadata]:
+        """Live domain metadata by domain name."""
+        return self._domain_metadata
 
     def require_readable(self, supported: frozenset[str] | None = None) -> None:
         """Refuse, naming the features, if the table needs reader features we lack."""
@@ -322,8 +347,8 @@ class Snapshot:
         while True:
             try:
                 return reconcile(self._batches, self.table_root, add_fields)
-            except _DamagedCheckpoint as damaged:
-                self.segment, self._batches = _readable_batches(self.storage, _segment_past(self.storage, self.segment, damaged))
+            except DamagedCheckpointError as damaged:
+                self._segment, self._batches = _readable_batches(self.storage, _segment_past(self.storage, self.segment, damaged))
 
     @cached_property
     def _file_state(self) -> FileState:
@@ -358,10 +383,12 @@ class Snapshot:
         return self._file_state.tombstones
 
     @cached_property
-    def commit_info(self) -> dict | None:
-        """This version's commitInfo (read from its commit when a checkpoint or compaction covers it)."""
+    def commit_info(self) -> dict[str, Any] | None:
+        """This version's commitInfo (read from its commit when a checkpoint or compaction covers it).
+
+        A copy: the parsed commit is shared through the process-wide log cache."""
         if self._newest_commit_info is not None:
-            return self._newest_commit_info
+            return dict(self._newest_commit_info)
         try:
             data = self.storage.read(f"{self.table_root}/{LOG_DIR}/{commit_name(self.version)}")
         except FileNotFoundError:
@@ -390,7 +417,7 @@ class Snapshot:
 
     def file_paths(self) -> list[str]:
         """Active file paths as written in the log (URL-encoded, usually relative)."""
-        return self.files.column("path").to_pylist()
+        return cast(list[str], self.files.column("path").to_pylist())
 
     def __repr__(self) -> str:
         return f"Snapshot({self.table_root!r}, version={self.version})"
@@ -417,7 +444,7 @@ def _checked_metadata(segment: LogSegment, batches: list[ActionBatch]) -> Metada
     """The metadata in force (the newest), decoded now, schema included, so a bad one fails
     naming its version and file rather than later, unnamed."""
     batch = next(b for b in batches if b.metadata is not None)  # the caller made sure one exists
-    return _named(segment, batch, partial(_decoded_metadata, batch.metadata))
+    return _named(segment, batch, partial(_decoded_metadata, cast(dict[str, Any], batch.metadata)))
 
 
 def _decoded_metadata(raw: dict[str, Any]) -> Metadata:

@@ -14,6 +14,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -83,14 +84,14 @@ def stats_leaves(schema: StructType, partition_columns: tuple[str, ...], configu
 
 def _nested(leaves: list[StatsLeaf], leaf_type: Callable[[StatsLeaf], pa.DataType]) -> pa.StructType:
     """A struct nesting each leaf's Arrow type under its physical path."""
-    tree: dict = {}
+    tree: dict[str, Any] = {}
     for leaf in leaves:
         node = tree
         for name in leaf.physical[:-1]:
             node = node.setdefault(name, {})
         node[leaf.physical[-1]] = leaf_type(leaf)
 
-    def build(node: dict) -> pa.StructType:
+    def build(node: dict[str, Any]) -> pa.StructType:
         return pa.struct([pa.field(k, build(v) if isinstance(v, dict) else v) for k, v in node.items()])
 
     return build(tree)
@@ -123,12 +124,14 @@ def parsed_stats_type(leaves: list[StatsLeaf]) -> pa.StructType:
     return pa.struct(_groups(leaves, lambda leaf: to_arrow_type(leaf.type)))
 
 
-def _typed(column: pa.Array, target: pa.StructType, leaves: dict[tuple[str, ...], StatsLeaf], path: tuple[str, ...]) -> pa.Array:
+def _typed(
+    column: pa.StructArray, target: pa.StructType, leaves: dict[tuple[str, ...], StatsLeaf], path: tuple[str, ...]
+) -> pa.StructArray:
     """Text bounds of one stats group cast to the schema's types (unparseable values become null)."""
-    children = []
+    children: list[pa.Array[Any]] = []
     for index, field in enumerate(target):
         child = column.field(index)
-        if pa.types.is_struct(field.type):
+        if isinstance(child, pa.StructArray) and isinstance(field.type, pa.StructType):
             children.append(_typed(child, field.type, leaves, (*path, field.name)))
             continue
         leaf = leaves[(*path, field.name)]
@@ -154,7 +157,7 @@ def _floating_names(data_type: pa.DataType) -> set[str]:
     return names
 
 
-def _unquote_non_finite(texts: pa.Array, schema: pa.Schema) -> pa.Array:
+def _unquote_non_finite(texts: pa.StringArray, schema: pa.Schema) -> pa.StringArray:
     """delta-spark's quoted non-finite doubles ("NaN", "Infinity", "-Infinity") made bare,
     the only spelling Arrow's JSON reader takes, for the floating-point columns' keys.
 
@@ -168,8 +171,8 @@ def _unquote_non_finite(texts: pa.Array, schema: pa.Schema) -> pa.Array:
     return pc.replace_substring_regex(texts, rf'("(?:{keys})"\s*:\s*)"(NaN|-?Infinity)"', r"\1\2")
 
 
-def _read_lines(texts: pa.Array, schema: pa.Schema) -> pa.Table:
-    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(texts)], pa.int32()), texts), "\n")
+def _read_lines(texts: pa.StringArray, schema: pa.Schema) -> pa.Table:
+    joined = cast(pa.StringArray, pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(texts)], pa.int32()), texts), "\n"))
     data = joined[0].as_py().encode()
     return pjson.read_json(
         io.BytesIO(data),
@@ -178,14 +181,15 @@ def _read_lines(texts: pa.Array, schema: pa.Schema) -> pa.Table:
     )
 
 
-def read_stats_json(stats: pa.Array, schema: pa.Schema) -> pa.Table:
+def read_stats_json(stats: pa.Array[Any], schema: pa.Schema) -> pa.Table:
     """Each file's stats JSON as a row of ``schema`` (all null where a file has none).
 
     Non-finite doubles parse in both spellings (quoted, as delta-spark writes them, or
     bare). Stats are only a hint: a file whose stats still cannot be read gets nulls,
     which every reader takes as "unknown", instead of failing the whole scan.
     """
-    texts = pc.fill_null(stats, "{}")
+    # The stubs' fill_null (coalesce) wants the values and the fill of one type.
+    texts = cast(pa.StringArray, pc.fill_null(stats, "{}"))  # type: ignore[type-var]
     try:
         return _read_lines(texts, schema)
     except pa.ArrowInvalid:
@@ -195,7 +199,7 @@ def read_stats_json(stats: pa.Array, schema: pa.Schema) -> pa.Table:
         return _read_lines(unquoted, schema)
     except pa.ArrowInvalid as exc:
         log.warning("some file stats cannot be parsed (%s); those files are treated as having none", exc)
-    spellings = zip(unquoted.to_pylist(), texts.to_pylist(), strict=True)
+    spellings = zip(cast(list[str], unquoted.to_pylist()), cast(list[str], texts.to_pylist()), strict=True)
     return _read_lines(pa.array([_readable_spelling(s, schema) for s in spellings], pa.string()), schema)
 
 
@@ -210,15 +214,18 @@ def _readable_spelling(spellings: tuple[str, str], schema: pa.Schema) -> str:
     return "{}"
 
 
-def parsed_stats(stats: pa.Array, leaves: list[StatsLeaf]) -> pa.StructArray:
+def parsed_stats(stats: pa.Array[Any], leaves: list[StatsLeaf]) -> pa.StructArray:
     """``stats_parsed`` for each file's stats JSON (null where a file has none)."""
     target = parsed_stats_type(leaves)
     if len(stats) == 0:
-        return pa.array([], target)  # type: ignore[return-value]
+        return cast(pa.StructArray, pa.array([], target))
     table = read_stats_json(stats, pa.schema(_groups(leaves, _json_type)))
     by_path = {leaf.physical: leaf for leaf in leaves}
-    columns = []
+    columns: list[pa.Array[Any]] = []
     for field in target:
         column = table.column(field.name).combine_chunks()
-        columns.append(_typed(column, field.type, by_path, ()) if field.name in ("minValues", "maxValues") else column)
+        bounds = field.name in ("minValues", "maxValues")
+        if bounds and isinstance(column, pa.StructArray) and isinstance(field.type, pa.StructType):
+            column = _typed(column, field.type, by_path, ())
+        columns.append(column)
     return pa.StructArray.from_arrays(columns, fields=list(target), mask=pc.is_null(stats))

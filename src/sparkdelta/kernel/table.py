@@ -7,13 +7,14 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from .errors import TableNotFoundError, VersionNotFoundError
+from .locations import resolve_table_root
 from .log_files import LOG_DIR, LogFileKind, commit_name
 from .log_segment import list_log
 from .snapshot import Snapshot
-from .storage import Storage, resolve_table_root
+from .storage import Storage
 
 if TYPE_CHECKING:
     from .conflicts import IsolationLevel
@@ -26,7 +27,7 @@ class CommitRecord:
 
     version: int
     timestamp: int
-    commit_info: dict
+    commit_info: dict[str, Any]
 
 
 class Table:
@@ -138,7 +139,7 @@ class Table:
         info = self.read_commit_info(version)
         return int(info.get("inCommitTimestamp", info.get("timestamp", 0)))
 
-    def read_commit_info(self, version: int) -> dict:
+    def read_commit_info(self, version: int) -> dict[str, Any]:
         """The commitInfo action of one commit ({} when it has none).
 
         Only the lines naming commitInfo are cut out and decoded: ``history`` reads every
@@ -151,7 +152,7 @@ class Table:
             end = len(data) if end == -1 else end
             action = json.loads(data[start:end])
             if "commitInfo" in action:
-                return action["commitInfo"]
+                return cast(dict[str, Any], action["commitInfo"])
             at = data.find(b'"commitInfo"', end)
         return {}
 
@@ -178,13 +179,15 @@ class Table:
             first = datetime.fromtimestamp(times[0] / 1000, UTC)
             raise VersionNotFoundError(
                 f"{self.root}: timestamp {timestamp} is before the earliest available version "
-                f"{timeline[0][0]} ({first.isoformat()})"
+                f"{timeline[0][0]} ({first.isoformat()})",
+                error_class="DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION",
             )
         if last_segment and position == len(times) and millis > times[-1]:
             last = datetime.fromtimestamp(times[-1] / 1000, UTC)
             raise VersionNotFoundError(
                 f"{self.root}: timestamp {timestamp} is after the latest version {timeline[-1][0]} "
-                f"({last.isoformat()}); use a timestamp at or before it"
+                f"({last.isoformat()}); use a timestamp at or before it",
+                error_class="DELTA_TIMESTAMP_GREATER_THAN_COMMIT",
             )
         return timeline[position - 1][0]
 

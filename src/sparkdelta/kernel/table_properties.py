@@ -13,16 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .errors import DeltaError
+from .errors import InvalidTablePropertyError
 
 _INTERVAL = re.compile(
     r"\s*(interval\s+)?(\d+\s*(weeks?|days?|hours?|minutes?|seconds?|milliseconds?|microseconds?)\s*)+",
     re.IGNORECASE,
 )
-
-
-class InvalidTablePropertyError(DeltaError, ValueError):
-    """A table property with a value it cannot take, or a key Delta does not know."""
 
 
 def _boolean(value: str) -> bool:
@@ -144,6 +140,7 @@ def normalize_properties(properties: dict[str, str], table: str, allow_arbitrary
             raise InvalidTablePropertyError(
                 f"{table}: unknown configuration was specified: {key}. Delta table properties are listed in the "
                 "Delta documentation; set spark.databricks.delta.allowArbitraryProperties.enabled=true to store "
-                "unknown delta.* keys anyway"
+                "unknown delta.* keys anyway",
+                error_class="DELTA_UNKNOWN_CONFIGURATION",
             )
     return result

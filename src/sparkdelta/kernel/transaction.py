@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -46,6 +46,7 @@ from .errors import (
     InvalidTableOperationError,
     ProtocolChangedException,
 )
+from .file_paths import canonical_paths
 from .log_files import commit_name
 from .log_segment import list_log
 from .metadata_change import prepare
@@ -57,7 +58,6 @@ from .protocol import (
     require_writable,
     writer_features,
 )
-from .replay import canonical_paths
 from .snapshot import Snapshot
 from .storage import Storage
 
@@ -124,7 +124,7 @@ class Transaction:
 
     def mark_files_read(self, paths: Iterable[str]) -> None:
         """The outcome depends on these files (paths as in the log) staying in the table."""
-        self.reads.files.update(canonical_paths(pa.array(list(paths), pa.string()), self.table_root).to_pylist())
+        self.reads.files.update(cast(list[str], canonical_paths(pa.array(list(paths), pa.string()), self.table_root).to_pylist()))
 
     def mark_app_transaction_read(self, app_id: str) -> None:
         """The transaction checked this application's last committed version."""
@@ -171,7 +171,7 @@ class Transaction:
         blind_append = not removes and not self.reads.whole_table and not self.reads.predicates and not self.reads.files
         writes = WriteSet(
             removed_paths=frozenset(
-                canonical_paths(pa.array([r.path for r in removes], pa.string()), self.table_root).to_pylist()
+                cast(list[str], canonical_paths(pa.array([r.path for r in removes], pa.string()), self.table_root).to_pylist())
             ),
             app_ids=frozenset(a.app_id for a in actions if isinstance(a, SetTransaction)),
             domains=frozenset(a.domain for a in actions if isinstance(a, DomainMetadata)),
@@ -337,7 +337,8 @@ class Transaction:
         if any(isinstance(a, RemoveFile) and a.data_change for a in actions):
             raise InvalidTableOperationError(
                 f"{self.table_root}: this table is append-only (delta.appendOnly=true): it refuses deletes "
-                "and updates. Unset the property with ALTER TABLE ... UNSET TBLPROPERTIES to allow them."
+                "and updates. Unset the property with ALTER TABLE ... UNSET TBLPROPERTIES to allow them.",
+                error_class="DELTA_CANNOT_MODIFY_APPEND_ONLY",
             )
 
     def _resolve_conflicts(self, lost_version: int, writes: WriteSet, metadata: Metadata) -> int:

@@ -25,25 +25,23 @@ import posixpath
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .checkpoint import DEFAULT_TOMBSTONE_RETENTION, parse_interval_ms
+from .command_result import CommandResult
 from .deletion_vectors import DeletionVectorDescriptor
-from .errors import DeltaError, PathOutsideTableError
+from .errors import PathOutsideTableError, VacuumRetentionError
+from .file_paths import canonical_paths
 from .log_files import LOG_DIR
-from .replay import canonical_paths
 from .snapshot import Snapshot
 from .storage import FileStatus
 from .table import Table
 
 CHANGE_DATA_DIR = "_change_data"
 RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
-
-
-class VacuumRetentionError(DeltaError, ValueError):
-    """A retention shorter than the table's, refused while the safety check is on (delta-spark's check)."""
 
 
 @dataclass(frozen=True)
@@ -64,10 +62,11 @@ class VacuumPlan:
 
 
 @dataclass(frozen=True)
-class VacuumResult:
+class VacuumResult(CommandResult):
+    """A VACUUM: its VACUUM END commit and metrics, and the ``plan`` it carried out (a dry
+    run, which commits nothing, only made it)."""
+
     plan: VacuumPlan
-    deleted_files: int
-    deleted_directories: int
 
 
 def table_retention_ms(snapshot: Snapshot) -> int:
@@ -95,11 +94,13 @@ def _deletable(table_root: str, path: str) -> bool:
     return relative is not None and relative.split("/", 1)[0] != LOG_DIR
 
 
-def _dv_files(table_root: str, deletion_vectors: pa.Array) -> set[str]:
+def _dv_files(table_root: str, deletion_vectors: pa.StructArray) -> set[str]:
     """Relative paths of the DV files that ``deletion_vectors`` (rows of a ``deletionVector`` column) use."""
-    stored = deletion_vectors.filter(pc.fill_null(pc.not_equal(deletion_vectors.field("storageType"), "i"), False))
+    in_files = pc.not_equal(deletion_vectors.field("storageType"), pa.scalar("i")).fill_null(False)
+    stored = deletion_vectors.filter(cast(pa.BooleanArray, in_files))
     paths = set()
-    for raw in stored.to_pylist():
+    # The stubs type ``to_pylist`` for arrays of basic types only, not structs.
+    for raw in cast(list[dict[str, Any]], stored.to_pylist()):  # type: ignore[misc]
         location = DeletionVectorDescriptor.from_dict(raw).absolute_path(table_root)
         relative = _relative_inside(table_root, location) if location is not None else None
         if relative is not None:
@@ -115,12 +116,13 @@ def _referenced(snapshot: Snapshot, cutoff_ms: int) -> set[str]:
     """
     root = snapshot.table_root
     tombstones = snapshot.tombstones
-    young = tombstones.filter(pc.greater(pc.fill_null(tombstones.column("deletionTimestamp"), 0), cutoff_ms))
+    deleted_at = tombstones.column("deletionTimestamp").fill_null(pa.scalar(0, pa.int64()))
+    young = tombstones.filter(pc.greater(deleted_at, pa.scalar(cutoff_ms, pa.int64())))
     paths: set[str] = set()
     for files in (snapshot.files, young):
         canonical = canonical_paths(files.column("path").combine_chunks(), root)
-        paths.update(canonical.to_pylist())
-        paths |= _dv_files(root, files.column("deletionVector").combine_chunks())
+        paths.update(cast(list[str], canonical.to_pylist()))
+        paths |= _dv_files(root, cast(pa.StructArray, files.column("deletionVector").combine_chunks()))
     return paths
 
 
@@ -132,7 +134,10 @@ def plan_vacuum(
     default_retention = table_retention_ms(snapshot)
     retention = default_retention if retention_hours is None else int(retention_hours * 3_600_000)
     if retention < 0:
-        raise VacuumRetentionError(f"{table.root}: the retention must not be negative, got {retention_hours} hours")
+        raise VacuumRetentionError(
+            f"{table.root}: the retention must not be negative, got {retention_hours} hours",
+            error_class="DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE",
+        )
     if check_retention and retention < default_retention:
         raise VacuumRetentionError(
             f"{table.root}: VACUUM with a retention of {retention / 3_600_000:g} hours, below the table's "
@@ -178,7 +183,7 @@ def _deleted_directories(table: Table, candidates: tuple[str, ...]) -> int:
 
 
 def execute_vacuum(
-    table: Table, plan: VacuumPlan, parallelism: int = 8, progress: Callable[[Iterator[None], int], Iterator[None]] | None = None
+    table: Table, plan: VacuumPlan, parallelism: int = 8, progress: Callable[[Iterator[str], int], Iterator[str]] | None = None
 ) -> VacuumResult:
     """Delete the planned files in parallel, recording VACUUM START and VACUUM END in the history, as delta-spark does."""
     if plan.table_root != table.root:
@@ -196,5 +201,21 @@ def execute_vacuum(
         pass
     directories = _deleted_directories(table, plan.directories)
     end_metrics = {"numDeletedFiles": len(plan.files), "numVacuumedDirectories": directories}
-    table.transaction().commit([], "VACUUM END", {"status": "COMPLETED"}, end_metrics)
-    return VacuumResult(plan, len(plan.files), directories)
+    end = table.transaction().commit([], "VACUUM END", {"status": "COMPLETED"}, end_metrics)
+    return VacuumResult(end, end_metrics, plan)
+
+
+def vacuum(
+    table: Table,
+    retention_hours: float | None = None,
+    *,
+    dry_run: bool = False,
+    check_retention: bool = True,
+    parallelism: int = 8,
+    progress: Callable[[Iterator[str], int], Iterator[str]] | None = None,
+) -> VacuumResult:
+    """The VACUUM command, as the API, SQL and the CLI run it: plan, then (unless ``dry_run``) delete."""
+    plan = plan_vacuum(table, retention_hours, check_retention=check_retention)
+    if dry_run:
+        return VacuumResult(None, {}, plan)
+    return execute_vacuum(table, plan, parallelism, progress)

@@ -17,16 +17,12 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructField, StructType
 
-from ..kernel.errors import DeltaError
+from ..exceptions import DeltaAnalysisException
 from .paths import hadoop_path, is_object_store, location_from_uri
 from .source import ensure_delta_source
 from .storage import open_table
 
 DELTA_PROVIDER = "delta"
-
-
-class DeltaCatalogError(DeltaError):
-    """A table name that does not name a Delta table, or a catalog entry that cannot be made."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +46,7 @@ def _identifier(spark: SparkSession, name: str) -> object:
     if len(parts) == 3 and parts[0].lower() == "spark_catalog":
         parts = parts[1:]
     if len(parts) not in (1, 2):
-        raise DeltaCatalogError(f"{name}: a table name is 'table' or 'database.table'")
+        raise DeltaAnalysisException(f"{name}: a table name is 'table' or 'database.table'")
     jvm = spark._jvm
     assert jvm is not None
     database = jvm.scala.Some(parts[0]) if len(parts) == 2 else jvm.scala.Some(spark.catalog.currentDatabase())
@@ -89,9 +85,14 @@ def delta_entry(spark: SparkSession, name: str) -> CatalogEntry:
     """The entry for ``name``, which must exist and be a Delta table."""
     entry = lookup(spark, name)
     if entry is None:
-        raise DeltaCatalogError(f"{name}: no table of that name in the catalog (database {spark.catalog.currentDatabase()!r})")
+        raise DeltaAnalysisException(
+            f"{name}: no table of that name in the catalog (database {spark.catalog.currentDatabase()!r})",
+            errorClass="DELTA_MISSING_DELTA_TABLE",
+        )
     if not entry.is_delta:
-        raise DeltaCatalogError(f"{entry.name} is not a Delta table (its provider is {entry.provider!r})")
+        raise DeltaAnalysisException(
+            f"{entry.name} is not a Delta table (its provider is {entry.provider!r})", errorClass="DELTA_MISSING_DELTA_TABLE"
+        )
     return entry
 
 
@@ -138,7 +139,10 @@ def unregister(spark: SparkSession, name: str) -> None:
 def _database_must_exist(spark: SparkSession, name: str) -> None:
     database = _identifier(spark, name).database().get()  # type: ignore[attr-defined]
     if not spark.catalog.databaseExists(database):
-        raise DeltaCatalogError(f"{name}: database {database!r} does not exist; create it with CREATE DATABASE {database}")
+        raise DeltaAnalysisException(
+            f"{name}: database {database!r} does not exist; create it with CREATE DATABASE {database}",
+            errorClass="SCHEMA_NOT_FOUND",
+        )
 
 
 def is_delta_table_name(spark: SparkSession, name: str) -> bool:
@@ -147,6 +151,6 @@ def is_delta_table_name(spark: SparkSession, name: str) -> bool:
         return False
     try:
         entry = lookup(spark, name)
-    except DeltaCatalogError:
+    except DeltaAnalysisException:
         return False
     return entry is not None and entry.is_delta

@@ -16,11 +16,13 @@ from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 from pyspark.sql.sql_formatter import SQLStringFormatter
 
+from ..exceptions import DeltaIllegalArgumentException, spark_errors
 from .catalog import is_delta_table_name
 from .commands.auto_optimize import auto_compact
 from .named_tables import insert_into as insert_into_delta
 from .named_tables import read_table
 from .named_tables import save_as_table as save_delta_table
+from .options import DeltaOptions, keyed, option_key
 from .read.scan import filter_with_pruning, input_files_from_log
 from .read.scan import load as load_delta
 from .sql.runner import run_sql
@@ -49,21 +51,17 @@ def _record_format(state: dict[str, Any], source: str) -> None:
     state["format"] = source.lower()
 
 
-def _option_key(key: str) -> str:
-    """Options match case-insensitively; ``delta.*`` table properties keep their spelling (constraint names)."""
-    return key if key.lower().startswith("delta.") else key.lower()
-
-
-def _keyed(options: dict[str, Any]) -> dict[str, Any]:
-    return {_option_key(k): v for k, v in options.items()}
-
-
 def _record_option(state: dict[str, Any], key: str, value: Any) -> None:
-    state["options"][_option_key(key)] = value
+    state["options"][option_key(key)] = value
 
 
 def _record_options(state: dict[str, Any], **options: Any) -> None:
-    state["options"].update(_keyed(options))
+    state["options"].update(keyed(options))
+
+
+def _parsed(state: dict[str, Any], options: dict[str, Any]) -> DeltaOptions:
+    """The recorded options and those given to the final call (which win), parsed once."""
+    return DeltaOptions.parse({**state["options"], **keyed(options)})
 
 
 def _record_mode(state: dict[str, Any], mode: str | None) -> None:
@@ -84,20 +82,21 @@ def _record_cluster_by(state: dict[str, Any], *cols: Any) -> None:
 
 def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
+    @spark_errors
     def load(self: DataFrameReader, path: Any = None, format: str | None = None, schema: Any = None, **options: Any) -> DataFrame:
         state = _state(self)
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, schema, **options)
         if not isinstance(path, str):
-            raise ValueError("format('delta').load() needs one table path")
-        merged = {**state["options"], **_keyed(options)}
-        return load_delta(self._spark, path, merged)
+            raise DeltaIllegalArgumentException("format('delta').load() needs one table path")
+        return load_delta(self._spark, path, _parsed(state, options))
 
     return load
 
 
 def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(original)
+    @spark_errors
     def save(
         self: DataFrameWriter,
         path: str | None = None,
@@ -110,13 +109,13 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, mode, partitionBy, **options)
         if path is None:
-            raise ValueError("format('delta').save() needs a table path")
+            raise DeltaIllegalArgumentException("format('delta').save() needs a table path")
         write_dataframe(
             self._df,
             path,
             mode=(mode or state["mode"] or "errorifexists"),
             partition_by=_partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
-            options={**state["options"], **_keyed(options)},
+            options=_parsed(state, options),
             cluster_by=state["cluster_by"],
         )
         return None
@@ -150,7 +149,7 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
             name,
             mode or state["mode"] or "errorifexists",
             _partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
-            {**state["options"], **_keyed(options)},
+            _parsed(state, options),
             cluster_by=state["cluster_by"],
         )
         return None
@@ -174,7 +173,7 @@ def _reader_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame
     def table(self: DataFrameReader, tableName: str) -> DataFrame:
         if not is_delta_table_name(self._spark, tableName):
             return original(self, tableName)
-        return read_table(self._spark, tableName, _state(self)["options"])
+        return read_table(self._spark, tableName, _parsed(_state(self), {}))
 
     return table
 
@@ -184,7 +183,7 @@ def _session_table(original: Callable[..., DataFrame]) -> Callable[..., DataFram
     def table(self: SparkSession, tableName: str) -> DataFrame:
         if not is_delta_table_name(self, tableName):
             return original(self, tableName)
-        return read_table(self, tableName, {})
+        return read_table(self, tableName, DeltaOptions())
 
     return table
 

@@ -8,28 +8,33 @@ catalog entry back out.
 from __future__ import annotations
 
 import json
+from dataclasses import replace as replace_options
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from .catalog import DeltaCatalogError, default_location, delta_entry, lookup, register, unregister
+from ..exceptions import DeltaAnalysisException, spark_errors
+from .catalog import default_location, delta_entry, lookup, register, unregister
+from .options import DeltaOptions
 from .paths import normalize_location
 from .read.scan import load
 from .storage import open_table
 from .write.dataframe import write_dataframe
 
 
-def read_table(spark: SparkSession, name: str, options: dict[str, Any]) -> DataFrame:
+@spark_errors
+def read_table(spark: SparkSession, name: str, options: DeltaOptions) -> DataFrame:
     """``spark.table(name)`` for a Delta table: a native scan of its current (or requested) snapshot."""
     return load(spark, delta_entry(spark, name).location, options)
 
 
+@spark_errors
 def save_as_table(
     df: DataFrame,
     name: str,
     mode: str,
     partition_by: list[str] | None,
-    options: dict[str, Any],
+    options: DeltaOptions,
     properties: dict[str, str] | None = None,
     description: str | None = None,
     replace: bool = False,
@@ -45,8 +50,8 @@ def save_as_table(
     ``properties`` and ``description`` (TBLPROPERTIES and COMMENT) apply to a new table.
     """
     spark = df.sparkSession
-    options = dict(options)
-    path = options.pop("path", None)
+    path = options.path
+    options = replace_options(options, path=None)
     entry = lookup(spark, name)
     mode_name = mode.lower()
 
@@ -60,16 +65,21 @@ def save_as_table(
 
     if entry is not None:
         if not entry.is_delta:
-            raise DeltaCatalogError(f"{entry.name} exists and is not a Delta table (its provider is {entry.provider!r})")
+            raise DeltaAnalysisException(f"{entry.name} exists and is not a Delta table (its provider is {entry.provider!r})")
         if mode_name in ("error", "errorifexists", "default"):
-            raise DeltaCatalogError(f"{entry.name} already exists (mode ErrorIfExists); use mode append or overwrite")
+            raise DeltaAnalysisException(
+                f"{entry.name} already exists (mode ErrorIfExists); use mode append or overwrite",
+                errorClass="TABLE_OR_VIEW_ALREADY_EXISTS",
+            )
         if mode_name == "ignore":
             return
         if path is not None and normalize_location(path) != entry.location:
-            raise DeltaCatalogError(f"{entry.name} is at {entry.location}, not at the given path {path}")
+            raise DeltaAnalysisException(
+                f"{entry.name} is at {entry.location}, not at the given path {path}", errorClass="DELTA_TABLE_LOCATION_MISMATCH"
+            )
         operation = None
         if mode_name == "overwrite":
-            options["overwriteschema"] = "true"
+            options = replace_options(options, overwrite_schema=True)
             operation = as_select("CREATE OR REPLACE TABLE AS SELECT", entry.managed)
         write_dataframe(df, entry.location, mode, partition_by, options, properties, description, operation, cluster_by)
         return
@@ -88,13 +98,15 @@ def save_as_table(
         raise
 
 
+@spark_errors
 def insert_into(df: DataFrame, name: str, overwrite: bool) -> None:
     """``df.write.insertInto(name)``: columns by position, as SQL ``INSERT INTO``."""
     entry = delta_entry(df.sparkSession, name)
     table_columns = [f.name for f in open_table(df.sparkSession, entry.location).snapshot().schema.fields]
     if len(df.columns) != len(table_columns):
-        raise DeltaCatalogError(
+        raise DeltaAnalysisException(
             f"{entry.name}: insertInto matches columns by position; the table has {len(table_columns)} "
-            f"columns ({', '.join(table_columns)}), the data has {len(df.columns)}"
+            f"columns ({', '.join(table_columns)}), the data has {len(df.columns)}",
+            errorClass="DELTA_INSERT_COLUMN_ARITY_MISMATCH",
         )
-    write_dataframe(df.toDF(*table_columns), entry.location, "overwrite" if overwrite else "append", None, {})
+    write_dataframe(df.toDF(*table_columns), entry.location, "overwrite" if overwrite else "append", None, DeltaOptions())

@@ -19,15 +19,18 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, DecimalType, StructField, StructType
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Metadata, Snapshot, Table, metadata_change
 from ...kernel.clustering import CLUSTERING_FEATURE, clustering_domain
 from ...kernel.column_mapping import mapping_mode
+from ...kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ...kernel.features import is_true
 from ...kernel.protocol import FEATURE_PROP_PREFIX, require_writable, required_protocol, writer_features
 from ...kernel.table_properties import normalize_properties
+from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool
 from ..read.parquet import read_snapshot, spark_schema
 from ..write.constraints import CONSTRAINT_PREFIX
-from ..write.schema import DeltaAnalysisException, delta_schema_json, new_table_schema
+from ..write.schema import delta_schema_json, new_table_schema
 
 TYPE_WIDENING_PROPERTY = "delta.enableTypeWidening"
 TYPE_CHANGES_KEY = "delta.typeChanges"
@@ -40,8 +43,8 @@ def _commit(
     parameters: dict[str, Any],
     renamed_partition: tuple[str, str] | None = None,
     checked: Snapshot | None = None,
-) -> None:
-    """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata.
+) -> CommandResult:
+    """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata (no metrics, as delta-spark's).
 
     ``renamed_partition`` (old name, new name) renames a partition column in the
     metadata's partition columns too, as delta-spark does. ``checked`` is the snapshot whose
@@ -66,27 +69,30 @@ def _commit(
     transaction = table.transaction(read_snapshot=snapshot)
     if checked is not None:
         transaction.mark_read_whole_table()
-    transaction.commit(actions, operation, parameters)
+    return CommandResult(transaction.commit(actions, operation, parameters), {})
 
 
-def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> None:
-    allow = str(spark.conf.get("spark.databricks.delta.allowArbitraryProperties.enabled", "false")).lower() == "true"
+def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> CommandResult:
+    allow = get_bool(spark, ALLOW_ARBITRARY_PROPERTIES)
     normalized = normalize_properties(properties, table.root, allow)
-    _commit(
+    return _commit(
         table, lambda conf, schema: ({**conf, **normalized}, schema), "SET TBLPROPERTIES", {"properties": json.dumps(normalized)}
     )
 
 
-def unset_properties(table: Table, keys: list[str], if_exists: bool) -> None:
+def unset_properties(table: Table, keys: list[str], if_exists: bool) -> CommandResult:
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
         by_lower = {k.lower(): k for k in conf}
         missing = [k for k in keys if k.lower() not in by_lower]
         if missing and not if_exists:
-            raise DeltaAnalysisException(f"{table.root}: cannot unset {', '.join(missing)}: no such table properties")
+            raise DeltaAnalysisException(
+                f"{table.root}: cannot unset {', '.join(missing)}: no such table properties",
+                errorClass="DELTA_UNSET_NON_EXISTENT_PROPERTY",
+            )
         gone = {by_lower[k.lower()] for k in keys if k.lower() in by_lower}
         return {k: v for k, v in conf.items() if k not in gone}, schema
 
-    _commit(table, change, "UNSET TBLPROPERTIES", {"properties": json.dumps(keys), "ifExists": if_exists})
+    return _commit(table, change, "UNSET TBLPROPERTIES", {"properties": json.dumps(keys), "ifExists": if_exists})
 
 
 def _field(schema: StructType, path: list[str], where: str) -> tuple[StructType, StructField]:
@@ -117,7 +123,7 @@ def _replaced(schema: StructType, path: list[str], new: StructType) -> StructTyp
     return StructType(fields)
 
 
-def add_columns(table: Table, columns: list[tuple[list[str], StructField]]) -> None:
+def add_columns(table: Table, columns: list[tuple[list[str], StructField]]) -> CommandResult:
     """Add columns at the end of the table or of a struct (``path`` is the new column's full name)."""
 
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
@@ -137,17 +143,17 @@ def add_columns(table: Table, columns: list[tuple[list[str], StructField]]) -> N
         return conf, schema
 
     described = [{"column": {"name": ".".join(p), "type": f.dataType.simpleString()}} for p, f in columns]
-    _commit(table, change, "ADD COLUMNS", {"columns": json.dumps(described)})
+    return _commit(table, change, "ADD COLUMNS", {"columns": json.dumps(described)})
 
 
-def set_comment(table: Table, path: list[str], comment: str) -> None:
+def set_comment(table: Table, path: list[str], comment: str) -> CommandResult:
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
         parent, field = _field(schema, path, table.root)
         updated = StructField(field.name, field.dataType, field.nullable, {**field.metadata, "comment": comment})
         fields = [updated if f is field else f for f in parent.fields]
         return conf, _replaced(schema, path[:-1], StructType(fields))
 
-    _commit(table, change, "CHANGE COLUMN", {"column": json.dumps({"name": ".".join(path), "comment": comment})})
+    return _commit(table, change, "CHANGE COLUMN", {"column": json.dumps({"name": ".".join(path), "comment": comment})})
 
 
 _INTEGERS = ("byte", "short", "integer", "long")
@@ -176,9 +182,10 @@ def _widened(field: StructField, new_type: DataType, path: list[str], where: str
     """``field`` with ``new_type``, its change recorded in ``delta.typeChanges``; refused unless a widening."""
     if not _widens(field.dataType, new_type):
         raise DeltaAnalysisException(
-            f"[DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP] {where}: cannot change {'.'.join(path)} from "
+            f"{where}: cannot change {'.'.join(path)} from "
             f"{field.dataType.simpleString()} to {new_type.simpleString()}: not a type widening sparkdelta supports "
-            "(byte < short < int < long, float or int to double, wider decimals, integers to wide enough decimals)"
+            "(byte < short < int < long, float or int to double, wider decimals, integers to wide enough decimals)",
+            errorClass="DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP",
         )
     history = [
         *field.metadata.get(TYPE_CHANGES_KEY, []),
@@ -187,7 +194,7 @@ def _widened(field: StructField, new_type: DataType, path: list[str], where: str
     return StructField(field.name, new_type, field.nullable, {**field.metadata, TYPE_CHANGES_KEY: history})
 
 
-def change_type(table: Table, path: list[str], new_type: DataType) -> None:
+def change_type(table: Table, path: list[str], new_type: DataType) -> CommandResult:
     """``ALTER TABLE ... ALTER COLUMN c TYPE t``: widen a column's type (table feature typeWidening).
 
     Data files keep their old types; readers widen them as they read (Spark's Parquet reader
@@ -195,12 +202,13 @@ def change_type(table: Table, path: list[str], new_type: DataType) -> None:
     snapshot = table.snapshot()
     if not is_true(snapshot.configuration, TYPE_WIDENING_PROPERTY):
         raise DeltaAnalysisException(
-            f"[DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP] {table.root}: changing the type of {'.'.join(path)} needs "
-            f"type widening; enable it first with ALTER TABLE ... SET TBLPROPERTIES ('{TYPE_WIDENING_PROPERTY}' = 'true')"
+            f"{table.root}: changing the type of {'.'.join(path)} needs "
+            f"type widening; enable it first with ALTER TABLE ... SET TBLPROPERTIES ('{TYPE_WIDENING_PROPERTY}' = 'true')",
+            errorClass="DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP",
         )
     _, field = _field(spark_schema(snapshot), path, table.root)
     if field.dataType == new_type:
-        return
+        return NOTHING_COMMITTED
     widened = _widened(field, new_type, path, table.root)
 
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
@@ -208,7 +216,7 @@ def change_type(table: Table, path: list[str], new_type: DataType) -> None:
         new = _widened(current, new_type, path, table.root)
         return conf, _replaced(schema, path[:-1], StructType([new if f is current else f for f in parent.fields]))
 
-    _commit(table, change, "CHANGE COLUMN", {"column": json.dumps(widened.jsonValue(), separators=(",", ":"))})
+    return _commit(table, change, "CHANGE COLUMN", {"column": json.dumps(widened.jsonValue(), separators=(",", ":"))})
 
 
 def _require_mapping(table: Table, what: str) -> None:
@@ -219,7 +227,7 @@ def _require_mapping(table: Table, what: str) -> None:
         )
 
 
-def rename_column(table: Table, path: list[str], new_name: str) -> None:
+def rename_column(table: Table, path: list[str], new_name: str) -> CommandResult:
     """Rename a column or struct field; data files keep its physical name. A partition column
     is renamed in the partition columns too (partition values are keyed by physical name)."""
     _require_mapping(table, "renaming a column")
@@ -232,10 +240,10 @@ def rename_column(table: Table, path: list[str], new_name: str) -> None:
         return conf, _replaced(schema, path[:-1], StructType([renamed if f is field else f for f in parent.fields]))
 
     parameters = {"oldColumnPath": ".".join(path), "newColumnPath": ".".join([*path[:-1], new_name])}
-    _commit(table, change, "RENAME COLUMN", parameters, (path[0], new_name) if len(path) == 1 else None)
+    return _commit(table, change, "RENAME COLUMN", parameters, (path[0], new_name) if len(path) == 1 else None)
 
 
-def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> None:
+def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> CommandResult:
     _require_mapping(table, "dropping a column")
 
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
@@ -255,10 +263,10 @@ def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> None:
             schema = _replaced(schema, path[:-1], StructType(remaining))
         return conf, schema
 
-    _commit(table, change, "DROP COLUMNS", {"columns": json.dumps([".".join(p) for p in paths])})
+    return _commit(table, change, "DROP COLUMNS", {"columns": json.dumps([".".join(p) for p in paths])})
 
 
-def cluster_by(table: Table, columns: list[str]) -> None:
+def cluster_by(table: Table, columns: list[str]) -> CommandResult:
     """Make ``columns`` the clustering columns (none: unclustered); existing files are not rewritten."""
     snapshot = table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
@@ -271,21 +279,24 @@ def cluster_by(table: Table, columns: list[str]) -> None:
         )
         actions.insert(0, required_protocol(wanted, snapshot.protocol))
     parameters = {"clusteringColumns": json.dumps(columns, separators=(",", ":"))}
-    table.transaction(read_snapshot=snapshot).commit(actions, "CLUSTER BY", parameters)
+    return CommandResult(table.transaction(read_snapshot=snapshot).commit(actions, "CLUSTER BY", parameters), {})
 
 
-def add_constraint(spark: SparkSession, table: Table, name: str, expression: str) -> None:
+def add_constraint(spark: SparkSession, table: Table, name: str, expression: str) -> CommandResult:
     """Add CHECK constraint ``name``, after checking that every existing row satisfies it."""
     key = f"{CONSTRAINT_PREFIX}{name.lower()}"
     snapshot = table.snapshot()
     if key in {k.lower() for k in snapshot.configuration}:
-        raise DeltaAnalysisException(f"{table.root}: constraint '{name}' already exists; drop it first")
+        raise DeltaAnalysisException(
+            f"{table.root}: constraint '{name}' already exists; drop it first", errorClass="DELTA_CONSTRAINT_ALREADY_EXISTS"
+        )
     violating = read_snapshot(spark, snapshot).where(~F.coalesce(F.expr(expression), F.lit(False))).count()
     if violating:
         raise DeltaAnalysisException(
-            f"{table.root}: {violating} rows in version {snapshot.version} violate the new CHECK constraint ({expression})"
+            f"{table.root}: {violating} rows in version {snapshot.version} violate the new CHECK constraint ({expression})",
+            errorClass="DELTA_NEW_CHECK_CONSTRAINT_VIOLATION",
         )
-    _commit(
+    return _commit(
         table,
         lambda conf, schema: ({**conf, key: expression}, schema),
         "ADD CONSTRAINT",
@@ -294,13 +305,15 @@ def add_constraint(spark: SparkSession, table: Table, name: str, expression: str
     )
 
 
-def drop_constraint(table: Table, name: str, if_exists: bool) -> None:
+def drop_constraint(table: Table, name: str, if_exists: bool) -> CommandResult:
     def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
         key = next((k for k in conf if k.lower() == f"{CONSTRAINT_PREFIX}{name.lower()}"), None)
         if key is None:
             if if_exists:
                 return conf, schema
-            raise DeltaAnalysisException(f"{table.root}: constraint '{name}' does not exist")
+            raise DeltaAnalysisException(
+                f"{table.root}: constraint '{name}' does not exist", errorClass="DELTA_CONSTRAINT_DOES_NOT_EXIST"
+            )
         return {k: v for k, v in conf.items() if k != key}, schema
 
-    _commit(table, change, "DROP CONSTRAINT", {"name": name})
+    return _commit(table, change, "DROP CONSTRAINT", {"name": name})

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
 from ...kernel import AddFile, Table
-from ..conf import AUTO_COMPACT, AUTO_COMPACT_MAX_FILE_SIZE, AUTO_COMPACT_MIN_FILES, table_or_session_flag
+from ..conf import AUTO_COMPACT, AUTO_COMPACT_MAX_FILE_SIZE, AUTO_COMPACT_MIN_FILES, get_int, table_or_session_flag
 from ..write.overwrite import files_in_partitions
 from .optimize import optimize
 
@@ -26,9 +26,9 @@ def auto_compact(spark: SparkSession, table: Table, written: list[AddFile]) -> N
     snapshot = table.snapshot()
     if not written or not table_or_session_flag(spark, snapshot.configuration, AUTO_COMPACT):
         return
-    max_size = int(spark.conf.get(AUTO_COMPACT_MAX_FILE_SIZE, str(128 * 1024 * 1024)))
+    max_size = get_int(spark, AUTO_COMPACT_MAX_FILE_SIZE)
     files = files_in_partitions(snapshot, [a.partition_values for a in written])
     small = int(pc.sum(pc.less(files.column("size"), max_size)).as_py() or 0)
-    if small < int(spark.conf.get(AUTO_COMPACT_MIN_FILES, "50")):
+    if small < get_int(spark, AUTO_COMPACT_MIN_FILES):
         return
     optimize(spark, table, None, (), partitions=[a.partition_values for a in written], target=max_size)

@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Table
 from ...kernel.clone import clone
+from ...kernel.command_result import CommandResult
 from .. import catalog
 from ..paths import normalize_location
 from ..time_zones import session_instant
-from ..write.schema import DeltaAnalysisException
 
 
 def _is_path(target: str) -> bool:
     return "/" in target or target.startswith("file:")
+
+
+@dataclass(frozen=True)
+class CloneResult(CommandResult):
+    """CLONE's commit and metrics, with the clone's ``location`` and, for a named target, its catalog ``name``."""
+
+    location: str
+    name: str | None
 
 
 def clone_table(
@@ -28,26 +38,26 @@ def clone_table(
     timestamp: str | datetime | None = None,
     replace: bool = False,
     properties: dict[str, str] | None = None,
-) -> tuple[str, str | None]:
-    """Clone ``source`` to ``target``; the clone's location and, for a named target, its catalog name."""
+) -> CloneResult:
+    """Clone ``source`` to ``target`` (a path or a table name)."""
     instant = session_instant(spark, timestamp) if timestamp is not None else None
     if _is_path(target):
         location = Table(normalize_location(target)).root
-        clone(source, location, shallow, version, instant, replace, properties)
-        return location, None
+        done = clone(source, location, shallow, version, instant, replace, properties)
+        return CloneResult(done.commit, done.metrics, location, None)
     entry = catalog.lookup(spark, target)
     if entry is not None:
         if not entry.is_delta:
             raise DeltaAnalysisException(f"{entry.name} exists and is not a Delta table (its provider is {entry.provider!r})")
         location = Table(entry.location).root
-        clone(source, location, shallow, version, instant, replace, properties)
-        return location, entry.name
+        done = clone(source, location, shallow, version, instant, replace, properties)
+        return CloneResult(done.commit, done.metrics, location, entry.name)
     location = Table(catalog.default_location(spark, target)).root
     schema = StructType.fromJson(source.snapshot(version=version, timestamp=instant).schema.to_json())
     registered = catalog.register(spark, target, location, managed=True, schema=schema)
     try:
-        clone(source, location, shallow, version, instant, replace, properties)
+        done = clone(source, location, shallow, version, instant, replace, properties)
     except BaseException:
         catalog.unregister(spark, registered.name)
         raise
-    return location, registered.name
+    return CloneResult(done.commit, done.metrics, location, registered.name)

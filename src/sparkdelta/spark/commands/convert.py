@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import json
 import re
-import time
-import uuid
 from urllib.parse import unquote
 
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType, _parse_datatype_string
 
-from ...kernel import AddFile, Metadata, metadata_change
+from ...exceptions import DeltaAnalysisException
+from ...kernel import AddFile, Table
+from ...kernel.command_result import NOTHING_COMMITTED, CommandResult
+from ...kernel.create_table import create_table
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.stats_schema import stats_leaves
 from ...kernel.storage import FileStatus
 from ..paths import hadoop_path, log_path
-from ..storage import open_table
-from ..write.schema import DeltaAnalysisException, delta_schema_json, new_table_schema
+from ..write.schema import delta_schema_json, new_table_schema
 from ..write.stats import file_stats
 
 _PARQUET_IDENTIFIER = re.compile(r"^\s*parquet\s*\.\s*`(?P<path>.+)`\s*$", re.IGNORECASE)
@@ -58,12 +58,16 @@ def _partition_values(root: str, status: FileStatus, columns: list[str]) -> dict
     return {c: found[n] for c, n in zip(columns, found, strict=True)}
 
 
-def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str | StructType | None = None) -> str:
-    """Convert ``parquet.`/path``` (or a plain path) to a Delta table; its root."""
+def parquet_path(identifier: str) -> str:
+    """The directory ``parquet.`/path``` (or a plain path) names."""
     match = _PARQUET_IDENTIFIER.match(identifier)
-    table = open_table(spark, match.group("path") if match else identifier)
+    return match.group("path") if match else identifier
+
+
+def convert_to_delta(spark: SparkSession, table: Table, partition_schema: str | StructType | None = None) -> CommandResult:
+    """Make the Parquet files under ``table``'s root a Delta table (nothing to do if it is one)."""
     if table.exists():
-        return table.root
+        return NOTHING_COMMITTED
     partitions = _partition_schema(partition_schema)
     columns = [f.name for f in partitions.fields]
     files = [
@@ -81,9 +85,8 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
             f"{table.root}: partition column(s) {', '.join(sorted(clashing))} are also in the data files"
         )
     schema = new_table_schema(StructType([*data.fields, *partitions.fields]))
-    metadata = Metadata(str(uuid.uuid4()), delta_schema_json(schema), tuple(columns), {}, created_time=int(time.time() * 1000))
-    prepared, protocol = metadata_change.prepare(metadata, None, None)
-    indexed = {leaf.physical for leaf in stats_leaves(prepared.schema, prepared.partition_columns, {})}
+    new = create_table(table.root, delta_schema_json(schema), columns)
+    indexed = {leaf.physical for leaf in stats_leaves(new.metadata.schema, new.metadata.partition_columns, {})}
     adds = [
         AddFile(
             log_path(f.path[len(table.root) + 1 :]),
@@ -96,5 +99,5 @@ def convert_to_delta(spark: SparkSession, identifier: str, partition_schema: str
         for f, partition in zip(files, values, strict=True)
     ]
     parameters = {"numFiles": len(adds), "partitionedBy": json.dumps(columns), "collectStats": True}
-    table.transaction().commit([protocol, prepared, *adds], "CONVERT", parameters, {"numConvertedFiles": len(adds)})
-    return table.root
+    metrics = {"numConvertedFiles": len(adds)}
+    return CommandResult(table.transaction().commit([*new.actions, *adds], "CONVERT", parameters, metrics), metrics)

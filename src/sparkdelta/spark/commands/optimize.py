@@ -26,6 +26,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,20 +35,20 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, NumericType, StringType, TimestampNTZType, TimestampType
 
+from ...exceptions import DeltaAnalysisException, spark_surface
 from ...kernel import Snapshot, Table
 from ...kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
+from ...kernel.command_result import CommandResult
 from ...kernel.file_actions import remove_actions
 from ...kernel.protocol import require_writable
 from ...kernel.scan import PARTITION_VALUES, partition_keys
+from ..conf import OPTIMIZE_MAX_FILE_SIZE, get_int
 from ..paths import qualified
 from ..read.parquet import read_files, spark_schema
 from ..read.predicates import kernel_predicate
 from ..write.dataframe import discard_uncommitted, record_counts, remove_unreferenced, write_table_files
 from ..write.overwrite import files_in_partitions
-from ..write.schema import DeltaAnalysisException
 
-MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"
-DEFAULT_MAX_FILE_SIZE = 1 << 30
 _BIN = "__sparkdelta_optimize_bin"
 _Z = "__sparkdelta_zorder_key"
 _TOTAL_Z_BITS = 60
@@ -55,10 +56,24 @@ _BITS_PER_COLUMN = 8
 
 
 def target_file_size(spark: SparkSession, snapshot: Snapshot) -> int:
-    configured = snapshot.configuration.get("delta.targetFileSize") or spark.conf.get(MAX_FILE_SIZE, None)
-    return int(configured) if configured else DEFAULT_MAX_FILE_SIZE
+    configured = snapshot.configuration.get("delta.targetFileSize")
+    return int(configured) if configured else get_int(spark, OPTIMIZE_MAX_FILE_SIZE)
 
 
+@dataclass(frozen=True)
+class OptimizeResult(CommandResult):
+    """OPTIMIZE's commit and metrics, with the summary delta-spark returns (its ``metrics`` column)."""
+
+    path: str
+    summary: dict[str, Any]
+
+
+def optimize_frame(spark: SparkSession, result: OptimizeResult) -> DataFrame:
+    """delta-spark's one-row result of OPTIMIZE: the table's ``path`` and the summary as ``metrics``."""
+    return spark.createDataFrame([(result.path, result.summary)], _RESULT_SCHEMA)
+
+
+@spark_surface
 @dataclass(frozen=True)
 class DeltaOptimizeBuilder:
     """``DeltaTable.optimize()``: an optional partition ``where``, then ``executeCompaction`` or ``executeZOrderBy``."""
@@ -73,14 +88,14 @@ class DeltaOptimizeBuilder:
 
     def executeCompaction(self) -> DataFrame:
         """Compact small files into files of about the target size; one row of ``path`` and ``metrics``."""
-        return optimize(self.spark, self.table, self.partition_filter, ())
+        return optimize_frame(self.spark, optimize(self.spark, self.table, self.partition_filter, ()))
 
     def executeZOrderBy(self, *columns: str) -> DataFrame:
         """Rewrite the selected files Z-ordered by ``columns``; one row of ``path`` and ``metrics``."""
         names = [c for group in columns for c in ([group] if isinstance(group, str) else group)]
         if not names:
             raise DeltaAnalysisException(f"{self.table.root}: executeZOrderBy needs at least one column")
-        return optimize(self.spark, self.table, self.partition_filter, tuple(names))
+        return optimize_frame(self.spark, optimize(self.spark, self.table, self.partition_filter, tuple(names)))
 
 
 def _selected(spark: SparkSession, snapshot: Snapshot, partition_filter: str | None) -> pa.Table:
@@ -93,7 +108,8 @@ def _selected(spark: SparkSession, snapshot: Snapshot, partition_filter: str | N
     if outside:
         raise DeltaAnalysisException(
             f"{snapshot.table_root}: OPTIMIZE's where may only name partition columns "
-            f"({', '.join(snapshot.partition_columns) or 'the table has none'}); it names {', '.join(outside)}"
+            f"({', '.join(snapshot.partition_columns) or 'the table has none'}); it names {', '.join(outside)}",
+            errorClass="DELTA_NON_PARTITION_COLUMN_SPECIFIED",
         )
     predicate = kernel_predicate(spark, snapshot, partition_filter)
     if predicate is None:
@@ -254,7 +270,7 @@ def optimize(
     partitions: list[dict[str, str | None]] | None = None,
     target: int | None = None,
     purge: bool = False,
-) -> DataFrame:
+) -> OptimizeResult:
     """OPTIMIZE; ``partitions`` and ``target`` are auto-compaction's: the partitions a write
     touched and its own target size (recorded as ``auto`` in the history). ``purge`` is
     ``REORG TABLE ... APPLY (PURGE)``: only files with deletion vectors, rewritten without them."""
@@ -277,7 +293,8 @@ def optimize(
     if clustering and z_order and not purge:
         raise DeltaAnalysisException(
             f"{table.root}: the table is clustered by {', '.join(clustering)}; OPTIMIZE clusters it by those columns, "
-            "so ZORDER BY does not apply"
+            "so ZORDER BY does not apply",
+            errorClass="DELTA_CLUSTERING_WITH_ZORDER_BY",
         )
     if purge:
         bins = _bins(considered, target)
@@ -336,13 +353,14 @@ def optimize(
             "executionTimeMs": int((time.monotonic() - started) * 1000),
         }
         try:
-            transaction.commit(
+            commit = transaction.commit(
                 [*remove_actions(chosen, data_change=False), *adds], "REORG" if purge else "OPTIMIZE", parameters, commit_metrics
             )
         except BaseException:
             discard_uncommitted(transaction, table.storage, table.root, adds)
             raise
-    return spark.createDataFrame([(qualified(table.root), metrics)], _RESULT_SCHEMA)
+        return OptimizeResult(commit, commit_metrics, qualified(table.root), metrics)
+    return OptimizeResult(None, {}, qualified(table.root), metrics)
 
 
 def _rewrite(
@@ -385,7 +403,7 @@ _RESULT_SCHEMA = (
 )
 
 
-def purge_deletion_vectors(spark: SparkSession, table: Table, partition_filter: str | None = None) -> DataFrame:
+def purge_deletion_vectors(spark: SparkSession, table: Table, partition_filter: str | None = None) -> OptimizeResult:
     """``REORG TABLE ... APPLY (PURGE)``: rewrite the files that have deletion vectors, so
     deleted rows are gone from storage (and DROP FEATURE deletionVectors can proceed)."""
     return optimize(spark, table, partition_filter, (), purge=True)

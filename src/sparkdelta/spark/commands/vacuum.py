@@ -1,4 +1,4 @@
-"""VACUUM from a Spark session: delta-spark's options and result, on the kernel's plan."""
+"""VACUUM from a Spark session: delta-spark's settings and result, on the kernel's command."""
 
 from __future__ import annotations
 
@@ -7,28 +7,31 @@ from collections.abc import Iterator
 from pyspark.sql import DataFrame, SparkSession
 
 from ...kernel import Table
-from ...kernel.vacuum import execute_vacuum, plan_vacuum
+from ...kernel.vacuum import VacuumResult
+from ...kernel.vacuum import vacuum as vacuum_table
 from ...progress import progress
+from ..conf import RETENTION_DURATION_CHECK, VACUUM_PARALLEL_DELETE, get_bool
 from ..paths import qualified
 
-RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
-PARALLEL_DELETE = "spark.databricks.delta.vacuum.parallelDelete.enabled"
 
+def vacuum(spark: SparkSession, table: Table, retention_hours: float | None = None, dry_run: bool = False) -> VacuumResult:
+    """Delete the files outside the retention window (a dry run only lists them), under the session's settings.
 
-def vacuum(spark: SparkSession, table: Table, retention_hours: float | None = None, dry_run: bool = False) -> DataFrame:
-    """Delete the files outside the retention window; a ``path`` column as delta-spark returns.
-
-    A dry run lists the files it would delete and changes nothing; a real run returns the
-    table's path and records VACUUM START / VACUUM END with their metrics.
+    A real run records VACUUM START / VACUUM END with their metrics.
     """
-    check = str(spark.conf.get(RETENTION_CHECK, "true")).lower() != "false"
-    plan = plan_vacuum(table, retention_hours, check_retention=check)
-    if dry_run:
-        return spark.createDataFrame([(qualified(f.path),) for f in plan.files], "path string")
-    parallel = str(spark.conf.get(PARALLEL_DELETE, "true")).lower() != "false"
+    check = get_bool(spark, RETENTION_DURATION_CHECK)
+    parallel = get_bool(spark, VACUUM_PARALLEL_DELETE)
 
-    def shown(done: Iterator[None], total: int) -> Iterator[None]:
+    def shown(done: Iterator[str], total: int) -> Iterator[str]:
         return progress(done, total, f"VACUUM {table.root}: deleting {total} files")
 
-    execute_vacuum(table, plan, parallelism=8 if parallel else 1, progress=shown)
-    return spark.createDataFrame([(qualified(table.root),)], "path string")
+    return vacuum_table(
+        table, retention_hours, dry_run=dry_run, check_retention=check, parallelism=8 if parallel else 1, progress=shown
+    )
+
+
+def vacuum_frame(spark: SparkSession, result: VacuumResult) -> DataFrame:
+    """delta-spark's ``path`` column: the files a dry run would delete, else the table's path."""
+    if result.commit is None:
+        return spark.createDataFrame([(qualified(f.path),) for f in result.plan.files], "path string")
+    return spark.createDataFrame([(qualified(result.plan.table_root),)], "path string")

@@ -21,6 +21,7 @@ from pyspark.sql.types import StringType, StructField
 from ...kernel.change_data import ChangeRange, resolve_versions, table_changes
 from ...kernel.scan import scan_files
 from ..catalog import delta_entry
+from ..options import ENDING_TIMESTAMP, ENDING_VERSION, STARTING_TIMESTAMP, STARTING_VERSION, DeltaOptions
 from ..storage import open_table
 from ..time_zones import session_instant
 from .parquet import read_files, spark_schema, without_field_metadata
@@ -103,19 +104,15 @@ def read_changes(spark: SparkSession, changes: ChangeRange) -> DataFrame:
     return result
 
 
-def _option(options: dict[str, Any], name: str) -> Any:
-    return options.get(name.lower())
-
-
-def load_changes(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
+def load_changes(spark: SparkSession, path: str, options: DeltaOptions) -> DataFrame:
     """``spark.read.format("delta").option("readChangeFeed", "true")...load(path)``."""
-    table = open_table(spark, path, options)
+    table = open_table(spark, path, options.storage)
     start, end = resolve_versions(
         table,
-        starting_version=_option(options, "startingVersion"),
-        ending_version=_option(options, "endingVersion"),
-        starting_timestamp=session_instant(spark, _option(options, "startingTimestamp")),
-        ending_timestamp=session_instant(spark, _option(options, "endingTimestamp")),
+        starting_version=options.starting_version,
+        ending_version=options.ending_version,
+        starting_timestamp=session_instant(spark, options.starting_timestamp),
+        ending_timestamp=session_instant(spark, options.ending_timestamp),
     )
     return read_changes(spark, table_changes(table, start, end))
 
@@ -126,8 +123,7 @@ def table_changes_df(
     """``table_changes(name or path, start[, end])``: versions as ints, timestamps as strings or datetimes."""
 
     location = table if "/" in table else delta_entry(spark, table).location
-    options: dict[str, Any] = {}
-    options["startingversion" if isinstance(start, int) else "startingtimestamp"] = start
+    given: dict[str, Any] = {STARTING_VERSION if isinstance(start, int) else STARTING_TIMESTAMP: start}
     if end is not None:
-        options["endingversion" if isinstance(end, int) else "endingtimestamp"] = end
-    return load_changes(spark, location, options)
+        given[ENDING_VERSION if isinstance(end, int) else ENDING_TIMESTAMP] = end
+    return load_changes(spark, location, DeltaOptions.parse(given))

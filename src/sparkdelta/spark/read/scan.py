@@ -14,9 +14,11 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Snapshot
 from ...kernel import skipping as S
 from ...kernel.scan import conjunction
+from ..options import DeltaOptions
 from ..paths import spark_file_uris
 from ..storage import open_table
 from ..time_zones import session_instant
@@ -75,16 +77,16 @@ def scan(
     return df
 
 
-def load(spark: SparkSession, path: str, options: dict[str, Any]) -> DataFrame:
+def load(spark: SparkSession, path: str, options: DeltaOptions) -> DataFrame:
     """``spark.read.format("delta").load(path)``, honouring ``versionAsOf`` / ``timestampAsOf`` and ``readChangeFeed``."""
-    if str(options.get("readchangefeed", "false")).lower() == "true":
+    if options.read_change_feed:
         return load_changes(spark, path, options)
-    version = options.get("versionasof")
-    timestamp = options.get("timestampasof")
-    if version is not None and timestamp is not None:
-        raise ValueError(f"{path}: give versionAsOf or timestampAsOf, not both")
-    instant = session_instant(spark, timestamp)
-    snapshot = open_table(spark, path, options).snapshot(version=int(version) if version is not None else None, timestamp=instant)
+    if options.version_as_of is not None and options.timestamp_as_of is not None:
+        raise DeltaAnalysisException(
+            f"{path}: give versionAsOf or timestampAsOf, not both", errorClass="DELTA_UNSUPPORTED_TIME_TRAVEL_MULTIPLE_FORMATS"
+        )
+    instant = session_instant(spark, options.timestamp_as_of)
+    snapshot = open_table(spark, path, options.storage).snapshot(version=options.version_as_of, timestamp=instant)
     return scan(spark, snapshot)
 
 

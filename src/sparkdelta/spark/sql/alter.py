@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructField, _parse_datatype_string
 from sqlglot import exp
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel import Table
 from ..catalog import is_delta_table_name, lookup
 from ..commands import alter
@@ -72,9 +73,11 @@ def _column_def(column: exp.ColumnDef) -> tuple[list[str], StructField]:
         elif isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
             nullable = False
         else:
-            raise ValueError(f"ADD COLUMNS: {constraint.sql(dialect='spark')} is not supported")
+            raise DeltaAnalysisException(f"ADD COLUMNS: {constraint.sql(dialect='spark')} is not supported")
     if column.args.get("position") is not None:
-        raise ValueError(f"ADD COLUMNS: {column.args['position'].sql(dialect='spark')} is not supported; columns go at the end")
+        raise DeltaAnalysisException(
+            f"ADD COLUMNS: {column.args['position'].sql(dialect='spark')} is not supported; columns go at the end"
+        )
     path = _path(column.this)
     return path, StructField(path[-1], data_type, nullable, metadata)
 
@@ -120,7 +123,9 @@ def _run_action(spark: SparkSession, table: Table, action: exp.Expression) -> No
     if isinstance(action, exp.AlterSet):
         unsupported = [k for k, v in action.args.items() if k != "expressions" and v]
         if unsupported:
-            raise ValueError(f"{table.root}: ALTER TABLE ... SET {unsupported[0].upper()} is not supported on a Delta table")
+            raise DeltaAnalysisException(
+                f"{table.root}: ALTER TABLE ... SET {unsupported[0].upper()} is not supported on a Delta table"
+            )
         properties = {_text(p.this): _text(p.args["value"]) for props in action.expressions for p in props.expressions}
         alter.set_properties(spark, table, properties)
     elif isinstance(action, exp.Schema):
@@ -145,10 +150,12 @@ def _run_action(spark: SparkSession, table: Table, action: exp.Expression) -> No
     elif isinstance(action, exp.AlterColumn) and action.args.get("comment") is not None:
         others = [k for k, v in action.args.items() if k not in ("this", "comment") and v]
         if others:
-            raise ValueError(f"{table.root}: ALTER COLUMN ... {others[0].upper()} is not supported on a Delta table")
+            raise DeltaAnalysisException(f"{table.root}: ALTER COLUMN ... {others[0].upper()} is not supported on a Delta table")
         alter.set_comment(table, _path(action.this), _text(action.args["comment"]))
     else:
-        raise ValueError(f"{table.root}: unsupported ALTER TABLE action on a Delta table: {action.sql(dialect='spark')}")
+        raise DeltaAnalysisException(
+            f"{table.root}: unsupported ALTER TABLE action on a Delta table: {action.sql(dialect='spark')}"
+        )
 
 
 __all__ = ["run_alter"]

@@ -1,4 +1,4 @@
-"""Delta's SQL commands, each run through the same code as its ``DeltaTable`` method.
+"""Delta's SQL commands, each a thin shell over its command in ``spark/commands`` (as its ``DeltaTable`` method is).
 
 DESCRIBE HISTORY / DETAIL / TABLE, SHOW TBLPROPERTIES, VACUUM, OPTIMIZE, REORG, RESTORE,
 CONVERT TO DELTA and CLONE. Results have delta-spark's columns.
@@ -6,16 +6,22 @@ CONVERT TO DELTA and CLONE. Results have delta-spark's columns.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from ...kernel import Table
+from ...exceptions import DeltaAnalysisException
+from ...kernel import Table, TableNotFoundError
 from ...kernel.protocol import supported_features
-from ...tables import DeltaTable
 from .. import catalog
-from ..commands.optimize import purge_deletion_vectors
+from ..commands import describe
+from ..commands.clone import clone_table
+from ..commands.convert import convert_to_delta as convert_table
+from ..commands.optimize import optimize as optimize_table
+from ..commands.optimize import optimize_frame, purge_deletion_vectors
+from ..commands.restore import restore as restore_table
+from ..commands.restore import restore_frame
+from ..commands.vacuum import vacuum as vacuum_table
+from ..commands.vacuum import vacuum_frame
 from ..read.parquet import spark_schema
 from ..storage import open_table
 from .dialect import (
@@ -30,17 +36,23 @@ from .dialect import (
     ShowTblProperties,
     Vacuum,
 )
-from .reads import DeltaSqlError, SparkSql, delta_location, evaluate, table_name, time_travel_options
+from .reads import SparkSql, delta_location, evaluate, table_name, time_travel_options
 
 
-def delta_table(spark: SparkSession, table: exp.Table) -> DeltaTable:
+def _is_path(table: exp.Table) -> bool:
+    return table.db.lower() == "delta" and not table.catalog
+
+
+def delta_table(spark: SparkSession, table: exp.Table) -> Table:
     """The Delta table a statement names; a clear error when it names none."""
     location = delta_location(spark, table)
     if location is None:
-        raise DeltaSqlError(f"{table_name(table)} is not a Delta table")
-    if table.db.lower() == "delta" and not table.catalog:
-        return DeltaTable.forPath(spark, location)
-    return DeltaTable.forName(spark, table_name(table))
+        raise DeltaAnalysisException(f"{table_name(table)} is not a Delta table", errorClass="DELTA_MISSING_DELTA_TABLE")
+    found = open_table(spark, location)
+    if not found.exists():
+        what = found.root if _is_path(table) else f"table {table_name(table)} (at {found.root})"
+        raise TableNotFoundError(f"{what} is not a Delta table")
+    return found
 
 
 def _literal(node: exp.Expression | None) -> str | None:
@@ -51,11 +63,13 @@ def _literal(node: exp.Expression | None) -> str | None:
 
 def describe_history(spark: SparkSession, statement: DescribeHistory, original_sql: SparkSql) -> DataFrame:
     limit = statement.args.get("limit")
-    return delta_table(spark, statement.this).history(int(limit.this) if limit is not None else None)
+    return describe.history(spark, delta_table(spark, statement.this), int(limit.this) if limit is not None else None)
 
 
 def describe_detail(spark: SparkSession, statement: DescribeDetail, original_sql: SparkSql) -> DataFrame:
-    return delta_table(spark, statement.this).detail()
+    table = statement.this
+    name = None if _is_path(table) else f"spark_catalog.{catalog.delta_entry(spark, table_name(table)).name}"
+    return describe.detail(spark, delta_table(spark, table), name)
 
 
 def describe_table(spark: SparkSession, statement: exp.Describe) -> DataFrame:
@@ -63,7 +77,7 @@ def describe_table(spark: SparkSession, statement: exp.Describe) -> DataFrame:
     table: exp.Table = statement.this
     for clause in ("style", "partition", "format", "expressions"):
         if statement.args.get(clause):
-            raise DeltaSqlError(
+            raise DeltaAnalysisException(
                 f"DESCRIBE {table_name(table)}: {clause.upper()} {statement.args[clause]} is not supported on a Delta "
                 "table; DESCRIBE DETAIL and DESCRIBE HISTORY tell the rest"
             )
@@ -78,7 +92,7 @@ def describe_table(spark: SparkSession, statement: exp.Describe) -> DataFrame:
 
 def show_tblproperties(spark: SparkSession, statement: ShowTblProperties, original_sql: SparkSql) -> DataFrame:
     """The table's properties with its protocol, as delta-spark lists them."""
-    snapshot = delta_table(spark, statement.this)._table.snapshot()
+    snapshot = delta_table(spark, statement.this).snapshot()
     protocol = snapshot.protocol
     properties = dict(snapshot.configuration)
     properties["delta.minReaderVersion"] = str(protocol.min_reader_version)
@@ -92,47 +106,47 @@ def show_tblproperties(spark: SparkSession, statement: ShowTblProperties, origin
 
 def vacuum(spark: SparkSession, statement: Vacuum, original_sql: SparkSql) -> DataFrame:
     hours = statement.args.get("retain_hours")
-    return delta_table(spark, statement.this).vacuum(
-        float(hours.this) if hours is not None else None, dryRun=bool(statement.args.get("dry_run"))
-    )
+    table = delta_table(spark, statement.this)
+    retention = float(hours.this) if hours is not None else None
+    return vacuum_frame(spark, vacuum_table(spark, table, retention, dry_run=bool(statement.args.get("dry_run"))))
 
 
 def optimize(spark: SparkSession, statement: Optimize, original_sql: SparkSql) -> DataFrame:
-    builder = delta_table(spark, statement.this).optimize()
+    table = delta_table(spark, statement.this)
     where = statement.args.get("where")
-    if where is not None:
-        builder = builder.where(where.sql(dialect=DeltaSpark))
     zorder = statement.args.get("zorder")
-    if zorder:
-        return builder.executeZOrderBy(*[c.sql(dialect=DeltaSpark).replace("`", "") for c in zorder])
-    return builder.executeCompaction()
+    columns = tuple(c.sql(dialect=DeltaSpark).replace("`", "") for c in zorder or [])
+    return optimize_frame(
+        spark, optimize_table(spark, table, where.sql(dialect=DeltaSpark) if where is not None else None, columns)
+    )
 
 
 def reorg(spark: SparkSession, statement: Reorg, original_sql: SparkSql) -> DataFrame:
 
     where = statement.args.get("where")
     table = delta_table(spark, statement.this)
-    return purge_deletion_vectors(spark, table._table, where.sql(dialect=DeltaSpark) if where is not None else None)
+    result = purge_deletion_vectors(spark, table, where.sql(dialect=DeltaSpark) if where is not None else None)
+    return optimize_frame(spark, result)
 
 
 def restore(spark: SparkSession, statement: Restore, original_sql: SparkSql) -> DataFrame:
     table = delta_table(spark, statement.this)
     value = statement.args["expression"]
     if statement.args["kind"] == "VERSION":
-        return table.restoreToVersion(int(evaluate(spark, value, original_sql)))
+        return restore_frame(spark, restore_table(spark, table, version=int(evaluate(spark, value, original_sql))))
     moment = value.this if isinstance(value, exp.Literal) and value.is_string else evaluate(spark, value, original_sql)
-    return table.restoreToTimestamp(moment)
+    return restore_frame(spark, restore_table(spark, table, timestamp=moment))
 
 
 def convert_to_delta(spark: SparkSession, statement: ConvertToDelta, original_sql: SparkSql) -> DataFrame:
     if statement.args.get("no_statistics"):
-        raise DeltaSqlError("CONVERT TO DELTA ... NO STATISTICS is not supported: sparkdelta always collects statistics")
+        raise DeltaAnalysisException("CONVERT TO DELTA ... NO STATISTICS is not supported: sparkdelta always collects statistics")
     source = statement.this
     if source.db.lower() != "parquet":
-        raise DeltaSqlError(f"CONVERT TO DELTA takes parquet.`/path`, not {source.sql(dialect='spark')}")
+        raise DeltaAnalysisException(f"CONVERT TO DELTA takes parquet.`/path`, not {source.sql(dialect='spark')}")
     partitions = statement.args.get("partitions")
     schema = ", ".join(c.sql(dialect=DeltaSpark) for c in partitions) if partitions else None
-    DeltaTable.convertToDelta(spark, f"parquet.`{source.name}`", schema)
+    convert_table(spark, open_table(spark, source.name), schema)
     return spark.range(0).select()
 
 
@@ -150,23 +164,19 @@ def clone(spark: SparkSession, statement: CloneTable, original_sql: SparkSql) ->
         elif isinstance(prop, exp.Property):
             properties[str(_literal(prop.this))] = str(_literal(prop.args["value"]))
         else:
-            raise DeltaSqlError(f"CLONE: unsupported clause {prop.sql(dialect='spark')}")
+            raise DeltaAnalysisException(f"CLONE: unsupported clause {prop.sql(dialect='spark')}")
     target_ref: exp.Table = statement.this
-    is_path = target_ref.db.lower() == "delta" and not target_ref.catalog
+    is_path = _is_path(target_ref)
     target = target_ref.name if is_path else table_name(target_ref)
     if statement.args.get("exists") and (
         open_table(spark, target).exists() if is_path else catalog.lookup(spark, target) is not None
     ):
         return spark.range(0).select()
     shallow, replace = bool(statement.args.get("shallow")), bool(statement.args.get("replace"))
-    clone_args: dict[str, Any] = {"isShallow": shallow, "replace": replace, "properties": properties or None}
     destination = location if location is not None and not is_path else target
-    if "versionasof" in options:
-        source.cloneAtVersion(int(options["versionasof"]), destination, **clone_args)
-    elif "timestampasof" in options:
-        source.cloneAtTimestamp(options["timestampasof"], destination, **clone_args)
-    else:
-        source.clone(destination, **clone_args)
+    version = options.version_as_of
+    timestamp = str(options.timestamp_as_of) if version is None and options.timestamp_as_of is not None else None
+    clone_table(spark, source, destination, shallow, version, timestamp, replace, properties or None)
     if location is not None and not is_path:
         catalog.register(spark, target, Table(location).root, managed=False)
     return spark.range(0).select()

@@ -12,9 +12,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from ...tables import DeltaTable
+from ...builder import DeltaTableBuilder
+from ...exceptions import DeltaAnalysisException
 from ..catalog import DELTA_PROVIDER, delta_entry, lookup, register
 from ..named_tables import save_as_table
+from ..options import DeltaOptions
 from ..paths import normalize_location
 from ..storage import open_table
 from ..write.dataframe import write_dataframe
@@ -86,7 +88,7 @@ class CreateTableStatement:
         self.properties: dict[str, str] = {_literal(p.this): _literal(p.args["value"]) for p in props.get(exp.Property, [])}
         unknown = [p.sql(dialect=DeltaSpark) for kind, found in props.items() if kind not in _KNOWN_PROPERTIES for p in found]
         if unknown:
-            raise ValueError(f"{self.name}: unsupported clause(s) in CREATE TABLE: {', '.join(unknown)}")
+            raise DeltaAnalysisException(f"{self.name}: unsupported clause(s) in CREATE TABLE: {', '.join(unknown)}")
         self.query: exp.Expression | None = create.args.get("expression")
         self.replace: bool = bool(create.args.get("replace"))
         self.if_not_exists: bool = bool(create.args.get("exists"))
@@ -108,11 +110,11 @@ def _add_column(builder: Any, column: exp.ColumnDef) -> Any:
         elif isinstance(kind, exp.ComputedColumnConstraint):
             generated = kind.this.sql(dialect=DeltaSpark)
         elif isinstance(kind, (exp.GeneratedAsIdentityColumnConstraint,)):
-            raise ValueError(f"column {column.name}: identity columns are not supported yet")
+            raise DeltaAnalysisException(f"column {column.name}: identity columns are not supported yet")
         elif isinstance(kind, exp.CommentColumnConstraint):
             comment = _literal(kind.this)
         else:
-            raise ValueError(f"column {column.name}: unsupported column constraint {constraint.sql(dialect='spark')}")
+            raise DeltaAnalysisException(f"column {column.name}: unsupported column constraint {constraint.sql(dialect='spark')}")
     return builder.addColumn(
         column.name, column.args["kind"].sql(dialect=DeltaSpark), nullable=nullable, generatedAlwaysAs=generated, comment=comment
     )
@@ -132,14 +134,12 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
             normalize_location(statement.path),
             mode,
             statement.partition_by or None,
-            {},
+            DeltaOptions(),
             statement.properties,
             statement.comment,
         )
         return
-    options: dict[str, Any] = {}
-    if statement.location:
-        options["path"] = statement.location
+    options = DeltaOptions(path=statement.location or None)
     mode = "errorifexists"
     if statement.replace:
         mode = "overwrite"
@@ -161,7 +161,7 @@ def _create_clustered_as_select(spark: SparkSession, statement: CreateTableState
     """CTAS with CLUSTER BY: the table is created clustered (builder), then the rows appended,
     so it takes two commits where delta-spark takes one."""
 
-    builder = getattr(DeltaTable, statement.mode)(spark)
+    builder = DeltaTableBuilder(spark, statement.mode)
     builder = builder.location(statement.path) if statement.path is not None else builder.tableName(statement.name)
     if statement.location is not None:
         builder = builder.location(statement.location)
@@ -175,8 +175,7 @@ def _create_clustered_as_select(spark: SparkSession, statement: CreateTableState
     )
     if statement.if_not_exists and exists:
         return
-    table = builder.execute()
-    write_dataframe(df, table._table.root, "append", None, {})
+    write_dataframe(df, builder.create_table(), "append", None, DeltaOptions())
 
 
 def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
@@ -184,20 +183,20 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
     if not statement.columns:
         # Registering an existing Delta table by its location.
         if statement.location is None or not open_table(spark, statement.location).exists():
-            raise ValueError(f"{statement.name}: CREATE TABLE without columns needs a LOCATION holding a Delta table")
+            raise DeltaAnalysisException(f"{statement.name}: CREATE TABLE without columns needs a LOCATION holding a Delta table")
         existing = lookup(spark, statement.name)
         if existing is not None:
             if statement.if_not_exists:
                 return
             delta_entry(spark, statement.name)
-            raise ValueError(f"{existing.name} already exists")
+            raise DeltaAnalysisException(f"{existing.name} already exists", errorClass="TABLE_OR_VIEW_ALREADY_EXISTS")
         register(spark, statement.name, normalize_location(statement.location), managed=False)
         return
 
-    builder = getattr(DeltaTable, statement.mode)(spark)
+    builder = DeltaTableBuilder(spark, statement.mode)
     if statement.path is not None:
         if statement.location is not None:
-            raise ValueError(f"{statement.name}: a path table takes no LOCATION")
+            raise DeltaAnalysisException(f"{statement.name}: a path table takes no LOCATION")
         builder = builder.location(statement.path)
     else:
         builder = builder.tableName(statement.name)
@@ -213,7 +212,7 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
         builder = builder.comment(statement.comment)
     for key, value in statement.properties.items():
         builder = builder.property(key, value)
-    builder.execute()
+    builder.create_table()
 
 
 def run_delta_statement(spark: SparkSession, statement: exp.Expression, run_sql: Any) -> DataFrame:
@@ -221,7 +220,9 @@ def run_delta_statement(spark: SparkSession, statement: exp.Expression, run_sql:
     create = CreateTableStatement(statement)  # type: ignore[arg-type]
     if create.query is not None:
         if create.columns:
-            raise ValueError(f"{create.name}: CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list")
+            raise DeltaAnalysisException(
+                f"{create.name}: CREATE TABLE ... AS SELECT takes its columns from the query; drop the column list"
+            )
         _create_as_select(spark, create, run_sql)
     else:
         _create(spark, create)

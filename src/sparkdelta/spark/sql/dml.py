@@ -1,7 +1,8 @@
-"""INSERT, DELETE, UPDATE and MERGE statements on Delta tables, run by the DeltaTable API.
+"""INSERT, DELETE, UPDATE and MERGE statements on Delta tables, run by the commands the DeltaTable API runs.
 
-Each returns delta-spark's one-row result (``num_affected_rows`` and the like), read from
-the metrics its commit recorded, so SQL and the Python API cannot disagree.
+Each returns delta-spark's one-row result (``num_affected_rows`` and the like), from the
+metrics its own command committed (never read back from the log, where a concurrent
+writer's commit may come first), so SQL and the Python API cannot disagree.
 """
 
 from __future__ import annotations
@@ -12,41 +13,36 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from ...kernel import Table
+from ...exceptions import DeltaAnalysisException
+from ...kernel.command_result import CommandResult
+from ..commands.dml.delete import delete as delete_rows
+from ..commands.dml.merge import DeltaMergeBuilder, merge_builder, merge_frame
+from ..commands.dml.merge import merge as merge_rows
+from ..commands.dml.update import update as update_rows
+from ..options import DeltaOptions
 from ..read.parquet import spark_schema
 from ..storage import open_table
 from ..write.dataframe import write_dataframe
 from .commands import delta_table
 from .dialect import DeltaSpark
-from .reads import DeltaSqlError, SparkSql, delta_location, query_dataframe, table_name
-
-
-def _metrics_since(table: Table, version: int, operation: str) -> dict[str, int]:
-    """The operationMetrics of the first ``operation`` committed after ``version`` (none when
-    nothing was committed); a concurrent writer's other operations are passed over."""
-    for later in range(version + 1, table.latest_version() + 1):
-        info = table.read_commit_info(later) or {}
-        if info.get("operation") == operation:
-            metrics = info.get("operationMetrics") or {}
-            return {k: int(v) for k, v in metrics.items() if str(v).lstrip("-").isdigit()}
-    return {}
+from .reads import SparkSql, delta_location, query_dataframe, table_name
 
 
 def _allow_only(statement: exp.Expression, what: str, allowed: set[str]) -> None:
     """Refuse, by name, any clause of ``statement`` this module does not carry out."""
     for key, value in statement.args.items():
         if key not in allowed and value not in (None, False, [], ""):
-            raise DeltaSqlError(f"{what}: {key.rstrip('_').upper()} is not supported")
+            raise DeltaAnalysisException(f"{what}: {key.rstrip('_').upper()} is not supported")
 
 
 def _no_subquery(node: exp.Expression | None, what: str) -> None:
     """delta-spark refuses subqueries in DML conditions and assignments; so does this."""
     if node is not None and node.find(exp.Subquery, exp.Exists, exp.Select):
-        raise DeltaSqlError(f"{what}: subqueries are not supported ({node.sql(dialect='spark')})")
+        raise DeltaAnalysisException(f"{what}: subqueries are not supported ({node.sql(dialect='spark')})")
 
 
-def _result(spark: SparkSession, columns: list[tuple[str, str]], metrics: dict[str, int]) -> DataFrame:
-    row = tuple(metrics.get(metric, 0) for _, metric in columns)
+def _result(spark: SparkSession, columns: list[tuple[str, str]], result: CommandResult) -> DataFrame:
+    row = tuple(result.count(metric) for _, metric in columns)
     return spark.createDataFrame([row], ", ".join(f"{name} long" for name, _ in columns))
 
 
@@ -68,7 +64,7 @@ def _assignments(expressions: list[exp.Expression], qualifiers: set[str], keep_v
     result = {}
     for assignment in expressions:
         if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
-            raise DeltaSqlError(f"SET takes column = expression pairs, not {assignment.sql(dialect='spark')}")
+            raise DeltaAnalysisException(f"SET takes column = expression pairs, not {assignment.sql(dialect='spark')}")
         column = _unqualified(assignment.this, qualifiers)  # quoted as written: the key is a column name, `a.b` too
         value = assignment.expression
         result[column] = value.sql(dialect=DeltaSpark) if keep_values_qualified else _unqualified(value, qualifiers)
@@ -80,18 +76,15 @@ def delete(spark: SparkSession, statement: exp.Delete, original_sql: SparkSql) -
     what = f"DELETE FROM {table_name(target)}"
     _allow_only(statement, what, {"this", "where"})
     table = delta_table(spark, target)
-    version = table._table.snapshot().version
     where = statement.args.get("where")
     _no_subquery(where, what)
-    table.delete(_unqualified(where.this, _qualifiers(target)) if where is not None else None)
-    metrics = _metrics_since(table._table, version, "DELETE")
-    return _result(spark, [("num_affected_rows", "numDeletedRows")], metrics)
+    result = delete_rows(spark, table, _unqualified(where.this, _qualifiers(target)) if where is not None else None)
+    return _result(spark, [("num_affected_rows", "numDeletedRows")], result)
 
 
 def update(spark: SparkSession, statement: exp.Update, original_sql: SparkSql) -> DataFrame:
     target: exp.Table = statement.this
     table = delta_table(spark, target)
-    version = table._table.snapshot().version
     qualifiers = _qualifiers(target)
     where = statement.args.get("where")
     what = f"UPDATE {table_name(target)}"
@@ -99,24 +92,22 @@ def update(spark: SparkSession, statement: exp.Update, original_sql: SparkSql) -
     _no_subquery(where, what)
     for assignment in statement.expressions:
         _no_subquery(assignment, what)
-    table.update(
-        _unqualified(where.this, qualifiers) if where is not None else None,
-        _assignments(statement.expressions, qualifiers, keep_values_qualified=False),
-    )
-    return _result(spark, [("num_affected_rows", "numUpdatedRows")], _metrics_since(table._table, version, "UPDATE"))
+    assignments = _assignments(statement.expressions, qualifiers, keep_values_qualified=False)
+    result = update_rows(spark, table, _unqualified(where.this, qualifiers) if where is not None else None, assignments)
+    return _result(spark, [("num_affected_rows", "numUpdatedRows")], result)
 
 
 def _merge_source(spark: SparkSession, using: exp.Expression, original_sql: SparkSql) -> tuple[DataFrame, str]:
     alias = using.alias
     if isinstance(using, exp.Subquery):
         if not alias:
-            raise DeltaSqlError("MERGE: a subquery source needs an alias")
+            raise DeltaAnalysisException("MERGE: a subquery source needs an alias")
         return query_dataframe(spark, using.this, original_sql), alias
     if isinstance(using, exp.Table):
         bare = using.copy()
         bare.set("alias", None)
         return query_dataframe(spark, exp.select("*").from_(bare), original_sql), alias or using.name
-    raise DeltaSqlError(f"MERGE: unsupported source {using.sql(dialect='spark')}")
+    raise DeltaAnalysisException(f"MERGE: unsupported source {using.sql(dialect='spark')}")
 
 
 def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> DataFrame:
@@ -128,27 +119,17 @@ def merge(spark: SparkSession, statement: exp.Merge, original_sql: SparkSql) -> 
         _no_subquery(when.args.get("condition"), what)
         _no_subquery(when.args.get("then"), what)
     table = delta_table(spark, target)
-    version = table._table.snapshot().version
     source, source_alias = _merge_source(spark, statement.args["using"], original_sql)
     target_alias = target.alias or target.name
-    builder = table.alias(target_alias).merge(source.alias(source_alias), statement.args["on"].sql(dialect=DeltaSpark))
+    builder = merge_builder(spark, table, target_alias, source.alias(source_alias), statement.args["on"].sql(dialect=DeltaSpark))
     qualifiers = {target_alias.lower()}
     whens = statement.args.get("whens")
     for when in whens.expressions if whens is not None else []:
         builder = _clause(builder, when, qualifiers)
-    builder.execute()
-    columns = [
-        ("num_affected_rows", "numTargetRowsAffected"),
-        ("num_updated_rows", "numTargetRowsUpdated"),
-        ("num_deleted_rows", "numTargetRowsDeleted"),
-        ("num_inserted_rows", "numTargetRowsInserted"),
-    ]
-    metrics = _metrics_since(table._table, version, "MERGE")
-    metrics["numTargetRowsAffected"] = sum(metrics.get(m, 0) for _, m in columns[1:])
-    return _result(spark, columns, metrics)
+    return merge_frame(spark, merge_rows(builder))
 
 
-def _clause(builder: Any, when: exp.When, qualifiers: set[str]) -> Any:
+def _clause(builder: DeltaMergeBuilder, when: exp.When, qualifiers: set[str]) -> DeltaMergeBuilder:
     condition_node = when.args.get("condition")
     condition = condition_node.sql(dialect=DeltaSpark) if condition_node is not None else None
     then = when.args["then"]
@@ -158,30 +139,30 @@ def _clause(builder: Any, when: exp.When, qualifiers: set[str]) -> Any:
             return builder.whenMatchedDelete(condition)
         if by_source:
             return builder.whenNotMatchedBySourceDelete(condition)
-        raise DeltaSqlError("MERGE: WHEN NOT MATCHED takes INSERT, not DELETE")
+        raise DeltaAnalysisException("MERGE: WHEN NOT MATCHED takes INSERT, not DELETE")
     if isinstance(then, exp.Update):
         star = len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star)
         if star:
             if not matched:
-                raise DeltaSqlError("MERGE: UPDATE SET * needs WHEN MATCHED")
+                raise DeltaAnalysisException("MERGE: UPDATE SET * needs WHEN MATCHED")
             return builder.whenMatchedUpdateAll(condition)
         assignments = _assignments(then.expressions, qualifiers, keep_values_qualified=True)
         if matched:
             return builder.whenMatchedUpdate(condition, assignments)
         if by_source:
             return builder.whenNotMatchedBySourceUpdate(condition, assignments)
-        raise DeltaSqlError("MERGE: WHEN NOT MATCHED takes INSERT, not UPDATE")
+        raise DeltaAnalysisException("MERGE: WHEN NOT MATCHED takes INSERT, not UPDATE")
     if isinstance(then, exp.Insert):
         if matched or by_source:
-            raise DeltaSqlError("MERGE: INSERT needs WHEN NOT MATCHED [BY TARGET]")
+            raise DeltaAnalysisException("MERGE: INSERT needs WHEN NOT MATCHED [BY TARGET]")
         if isinstance(then.this, exp.Star):
             return builder.whenNotMatchedInsertAll(condition)
         columns = [c.sql(dialect=DeltaSpark) for c in then.this.expressions]
         values = [v.sql(dialect=DeltaSpark) for v in then.expression.expressions]
         if len(columns) != len(values):
-            raise DeltaSqlError(f"MERGE: INSERT names {len(columns)} columns but gives {len(values)} values")
+            raise DeltaAnalysisException(f"MERGE: INSERT names {len(columns)} columns but gives {len(values)} values")
         return builder.whenNotMatchedInsert(condition, dict(zip(columns, values, strict=True)))
-    raise DeltaSqlError(f"MERGE: unsupported clause {when.sql(dialect='spark')}")
+    raise DeltaAnalysisException(f"MERGE: unsupported clause {when.sql(dialect='spark')}")
 
 
 def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -> DataFrame:
@@ -193,10 +174,10 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
         columns = [c.name for c in target.expressions]
         target = target.this
     if target.args.get("partition") is not None:
-        raise DeltaSqlError(f"INSERT {table_name(target)}: a PARTITION clause is not supported; use REPLACE WHERE")
+        raise DeltaAnalysisException(f"INSERT {table_name(target)}: a PARTITION clause is not supported; use REPLACE WHERE")
     location = delta_location(spark, target)
     if location is None:
-        raise DeltaSqlError(f"{table_name(target)} is not a Delta table")
+        raise DeltaAnalysisException(f"{table_name(target)} is not a Delta table", errorClass="DELTA_MISSING_DELTA_TABLE")
     snapshot = open_table(spark, location).snapshot()
     _allow_only(statement, f"INSERT {table_name(target)}", {"this", "expression", "overwrite", "where", "by_name", "with_"})
     query = statement.expression
@@ -208,13 +189,10 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
         rows = rows.toDF(*_positional_columns(snapshot, columns, len(rows.columns), table_name(target)))
     rows = _store_assigned(rows, snapshot)
     where = statement.args.get("where")
-    options: dict[str, Any] = {}
     mode = "overwrite" if statement.args.get("overwrite") or where is not None else "append"
-    if where is not None:
-        options["replacewhere"] = where.sql(dialect=DeltaSpark)
-    write_dataframe(rows, location, mode, None, options)
-    metrics = _metrics_since(open_table(spark, location), snapshot.version, "WRITE")
-    return _result(spark, [("num_affected_rows", "numOutputRows"), ("num_inserted_rows", "numOutputRows")], metrics)
+    options = DeltaOptions(replace_where=where.sql(dialect=DeltaSpark) if where is not None else None)
+    written = write_dataframe(rows, location, mode, None, options).num_rows
+    return spark.createDataFrame([(written, written)], "num_affected_rows long, num_inserted_rows long")
 
 
 def _store_assigned(rows: DataFrame, snapshot: Any) -> DataFrame:
@@ -234,7 +212,7 @@ def _positional_columns(snapshot: Any, columns: list[str] | None, count: int, na
     """The table columns an INSERT's values go to, by position (generated columns may be left out)."""
     if columns is not None:
         if len(columns) != count:
-            raise DeltaSqlError(f"INSERT {name}: {len(columns)} columns named but {count} values given")
+            raise DeltaAnalysisException(f"INSERT {name}: {len(columns)} columns named but {count} values given")
         return columns
     fields = snapshot.schema.fields
     every = [f.name for f in fields]
@@ -243,7 +221,10 @@ def _positional_columns(snapshot: Any, columns: list[str] | None, count: int, na
     stored = [f.name for f in fields if "delta.generationExpression" not in (f.metadata or {})]
     if count == len(stored):
         return stored
-    raise DeltaSqlError(f"INSERT {name}: the table has {len(every)} columns ({', '.join(every)}), the query gives {count}")
+    raise DeltaAnalysisException(
+        f"INSERT {name}: the table has {len(every)} columns ({', '.join(every)}), the query gives {count}",
+        errorClass="DELTA_INSERT_COLUMN_ARITY_MISMATCH",
+    )
 
 
 HANDLERS = {exp.Delete: delete, exp.Update: update, exp.Merge: merge, exp.Insert: insert}

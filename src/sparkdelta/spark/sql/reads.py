@@ -20,17 +20,15 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from ...exceptions import DeltaAnalysisException
 from ..catalog import delta_entry, is_delta_table_name
+from ..options import TIMESTAMP_AS_OF, VERSION_AS_OF, DeltaOptions
 from ..paths import normalize_location
 from ..read.change_feed import table_changes_df
 from ..read.scan import load
 from .dialect import DeltaSpark, at_version
 
 SparkSql = Callable[..., DataFrame]
-
-
-class DeltaSqlError(ValueError):
-    """A Delta SQL statement that cannot run as written."""
 
 
 def table_name(table: exp.Table) -> str:
@@ -65,27 +63,27 @@ def evaluate(spark: SparkSession, sql_expression: exp.Expression, original_sql: 
     return original_sql(spark, f"SELECT {sql_expression.sql(dialect='spark')}").first()[0]
 
 
-def time_travel_options(spark: SparkSession, table: exp.Table, original_sql: SparkSql) -> dict[str, Any]:
+def time_travel_options(spark: SparkSession, table: exp.Table, original_sql: SparkSql) -> DeltaOptions:
     """``versionAsOf`` / ``timestampAsOf`` for a reference's ``VERSION AS OF`` or ``@`` suffix."""
     version = table.args.get("version")
     alias = table.args.get("alias")
     if version is None and alias is not None and isinstance(alias.this, exp.Parameter):
         version = at_version(alias.this.this.name)
     if version is None:
-        return {}
+        return DeltaOptions()
     if str(version.this).upper() == "VERSION":
-        return {"versionasof": int(evaluate(spark, version.expression, original_sql))}
+        return DeltaOptions.parse({VERSION_AS_OF: evaluate(spark, version.expression, original_sql)})
     value = version.expression
     if isinstance(value, exp.Literal) and value.is_string:
-        return {"timestampasof": value.this}
-    return {"timestampasof": evaluate(spark, value, original_sql)}
+        return DeltaOptions.parse({TIMESTAMP_AS_OF: value.this})
+    return DeltaOptions.parse({TIMESTAMP_AS_OF: evaluate(spark, value, original_sql)})
 
 
 def _table_changes(spark: SparkSession, call: exp.Expression, original_sql: SparkSql) -> DataFrame:
 
     arguments = [evaluate(spark, a, original_sql) for a in call.expressions]
     if len(arguments) not in (2, 3) or not isinstance(arguments[0], str):
-        raise DeltaSqlError("table_changes(table, start[, end]): a table name or path, then versions or timestamps")
+        raise DeltaAnalysisException("table_changes(table, start[, end]): a table name or path, then versions or timestamps")
     return table_changes_df(spark, *arguments)
 
 

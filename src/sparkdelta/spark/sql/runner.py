@@ -1,7 +1,7 @@
 """``sparkdelta.sql(spark, text)``: Delta's SQL on stock PySpark.
 
 Each statement in ``text`` is parsed with the Delta dialect (``sql_dialect``). Delta
-statements run through the DeltaTable API; queries that read Delta tables run in Spark
+statements run the commands the DeltaTable API runs; queries that read Delta tables run in Spark
 over native scans (``sql_reads``); everything else goes to ``spark.sql`` unchanged. The
 DataFrame of the last statement is returned. ``spark.sql`` itself is routed here by
 ``hooks.install``, so both spellings behave the same.
@@ -17,22 +17,14 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
+from ...exceptions import DeltaAnalysisException, spark_errors
 from .alter import run_alter
 from .commands import HANDLERS as COMMAND_HANDLERS
 from .commands import describe_table
 from .create import is_delta_create, run_delta_statement
 from .dialect import DeltaSpark, ShowTblProperties, parse
 from .dml import HANDLERS as DML_HANDLERS
-from .reads import (
-    DeltaSqlError,
-    SparkSql,
-    delta_location,
-    delta_views,
-    has_delta_reference,
-    query_dataframe,
-    run_query,
-    table_name,
-)
+from .reads import SparkSql, delta_location, delta_views, has_delta_reference, query_dataframe, run_query, table_name
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
@@ -76,7 +68,7 @@ def _bound(statement: exp.Expression, args: Any) -> exp.Expression:
         if positional is not None:
             return exp.convert(next(positional))
         if not isinstance(args, dict) or node.name not in args:
-            raise DeltaSqlError(f"no value given for the parameter :{node.name}")
+            raise DeltaAnalysisException(f"no value given for the parameter :{node.name}")
         return exp.convert(args[node.name])
 
     return statement.transform(bind)
@@ -101,7 +93,9 @@ def run_statement(spark: SparkSession, text: str, original_sql: SparkSql, args: 
         if text.strip()[:5].upper() == "ALTER" and run_alter(spark, text, None):
             return spark.range(0).select()
         if _is_delta_only(text.strip()):
-            raise DeltaSqlError(f"cannot parse the statement {text.strip()!r}: {error}") from error
+            raise DeltaAnalysisException(
+                f"cannot parse the statement {text.strip()!r}: {error}", errorClass="PARSE_SYNTAX_ERROR"
+            ) from error
         return original_sql(spark, text)
     if len(statements) != 1:
         return original_sql(spark, text)
@@ -134,7 +128,7 @@ def _statement_reading_delta(spark: SparkSession, statement: exp.Expression, ori
         if not statement.args.get("properties") or not any(
             isinstance(p, exp.TemporaryProperty) for p in statement.args["properties"].expressions
         ):
-            raise DeltaSqlError("a permanent view cannot read a Delta table here; create a TEMPORARY VIEW")
+            raise DeltaAnalysisException("a permanent view cannot read a Delta table here; create a TEMPORARY VIEW")
         query_dataframe(spark, statement.expression, original_sql).createOrReplaceTempView(statement.this.name)
         return spark.range(0).select()
     if isinstance(statement, exp.Insert) and isinstance(statement.this, exp.Table) and statement.expression is not None:
@@ -156,13 +150,14 @@ def _targets_delta(spark: SparkSession, statement: exp.Expression) -> bool:
     return isinstance(target, exp.Table) and delta_location(spark, target) is not None
 
 
+@spark_errors
 def run_sql(spark: SparkSession, text: str, original_sql: SparkSql | None = None, args: Any = None) -> DataFrame:
     """Run every statement in ``text``; the last one's DataFrame. ``args`` are Spark's
     parameter values (a dict for ``:name`` markers, a list for ``?``)."""
     run_original = original_sql or _original_sql()
     statements = split_statements(text)
     if not statements:
-        raise DeltaSqlError("no SQL statement given")
+        raise DeltaAnalysisException("no SQL statement given")
     result: DataFrame | None = None
     for statement in statements:
         result = run_statement(spark, statement, run_original, args)

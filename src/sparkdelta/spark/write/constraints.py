@@ -15,17 +15,20 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from ...kernel.errors import DeltaError
+from ...exceptions import DeltaInvariantViolationException
 
 _MARKER = "SPARKDELTA_CONSTRAINT_VIOLATION"
 # Separates the parts of the error text; unlike "|", it cannot occur in a SQL expression.
 _SEPARATOR = "\x1f"
 CONSTRAINT_PREFIX = "delta.constraints."
 INVARIANTS_KEY = "delta.invariants"
-
-
-class DeltaInvariantViolationException(DeltaError):
-    """A row broke a NOT NULL, invariant, CHECK or generated-column constraint (delta-spark's name)."""
+# delta-spark's error class per kind of constraint (it checks generated columns as CHECK constraints).
+_ERROR_CLASS = {
+    "NOT NULL": "DELTA_NOT_NULL_CONSTRAINT_VIOLATED",
+    "CHECK": "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES",
+    "GENERATED": "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES",
+    "replaceWhere": "DELTA_REPLACE_WHERE_MISMATCH",
+}
 
 
 @dataclass(frozen=True)
@@ -120,4 +123,6 @@ def violation(error: BaseException, table: str) -> DeltaInvariantViolationExcept
     kind, name, expression, rest = (body.split(_SEPARATOR, 3) + ["", "", "", ""])[:4]
     row = rest.split("\n", 1)[0].split(" SQLSTATE", 1)[0].rstrip("'\". ")
     what = _describe(kind, name, expression)
-    return DeltaInvariantViolationException(f"{table}: {what}, by row with values {row}. Nothing was committed.")
+    return DeltaInvariantViolationException(
+        f"{table}: {what}, by row with values {row}. Nothing was committed.", errorClass=_ERROR_CLASS.get(kind)
+    )

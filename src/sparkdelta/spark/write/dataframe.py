@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
+from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException
 from ...kernel import (
     AddCDCFile,
     AddFile,
@@ -46,18 +47,29 @@ from ...kernel import (
     Transaction,
     metadata_change,
 )
-from ...kernel.clustering import CLUSTERING_FEATURE, clustering_columns, clustering_domain
+from ...kernel.clustering import clustering_columns
 from ...kernel.column_mapping import mapping_mode
+from ...kernel.create_table import create_table, overwrite_schema
 from ...kernel.features import metadata_features
 from ...kernel.file_actions import remove_actions
 from ...kernel.parquet_footer import parquet_metadata
-from ...kernel.protocol import FEATURE_PROP_PREFIX, require_writable
+from ...kernel.protocol import require_writable
 from ...kernel.scan import num_records
 from ...kernel.stats_schema import stats_leaves
 from ...kernel.storage import FileStatus, Storage
 from ...kernel.table_properties import normalize_properties
 from ...kernel.transaction import CommitState
-from ..conf import OPTIMIZE_WRITE, table_or_session_flag
+from ..conf import (
+    ALLOW_ARBITRARY_PROPERTIES,
+    OPTIMIZE_WRITE,
+    SCHEMA_AUTO_MERGE,
+    USER_METADATA,
+    get_bool,
+    get_str,
+    property_defaults,
+    table_or_session_flag,
+)
+from ..options import DeltaOptions
 from ..paths import absolute_path, hadoop_path, log_path, spark_lists
 from ..storage import open_table
 from ..time_zones import zone
@@ -66,8 +78,8 @@ from .constraints import Constraint, enforce, table_constraints, violation
 from .generated import generated_checks
 from .overwrite import files_in_partitions, files_to_replace
 from .post_commit import run_post_commit_hooks
-from .schema import DeltaAnalysisException, check_schema, delta_schema_json, merge_schemas, new_table_schema
 from .schema import aligned as aligned_rows
+from .schema import check_schema, delta_schema_json, merge_schemas, new_table_schema
 from .stats import file_stats
 
 __all__ = [
@@ -80,7 +92,6 @@ __all__ = [
     "record_counts",
     "refuse_data_outside_a_table",
     "remove_unreferenced",
-    "table_properties",
     "write_change_files",
     "write_dataframe",
     "write_table_files",
@@ -100,8 +111,6 @@ _MODES = {
     "default": "ErrorIfExists",
     "ignore": "Ignore",
 }
-_DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
-_ALLOW_ARBITRARY = "spark.databricks.delta.allowArbitraryProperties.enabled"
 
 
 @dataclass(frozen=True)
@@ -109,27 +118,6 @@ class WriteResult:
     version: int | None
     num_files: int
     num_rows: int
-
-
-def _true(options: dict[str, Any], key: str) -> bool:
-    return str(options.get(key, "false")).lower() == "true"
-
-
-def _session_flag(spark: SparkSession, key: str) -> bool:
-    return str(spark.conf.get(key, "false")).lower() == "true"
-
-
-def table_properties(spark: SparkSession, given: dict[str, Any], table: str) -> dict[str, str]:
-    """A new table's properties: session defaults (``spark.databricks.delta.properties.defaults.*``)
-    overridden by ``given``, keys spelled canonically and values validated."""
-    allow = _session_flag(spark, _ALLOW_ARBITRARY)
-    defaults = {"delta." + k[len(_DEFAULTS_PREFIX) :]: v for k, v in spark.conf.getAll.items() if k.startswith(_DEFAULTS_PREFIX)}
-    return {**normalize_properties(defaults, table, allow), **normalize_properties(dict(given), table, allow)}
-
-
-def _delta_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Write options that name table properties (``delta.*``), as delta-spark takes them."""
-    return {k: v for k, v in options.items() if k.lower().startswith("delta.")}
 
 
 def _utc_partition_value(local: str, time_zone: str) -> str:
@@ -149,27 +137,35 @@ def _partition_values(relative_dir: str, timestamps: set[str], time_zone: str) -
 
 @dataclass(frozen=True)
 class _Layout:
-    """How rows become files: physical partition columns, which leaves get stats, optimized writes."""
+    """How rows become files: physical partition columns, which leaves get stats, optimized writes,
+    and at most how many rows a file holds (``maxRecordsPerFile``; None: Spark's session setting)."""
 
     partition_columns: list[str]
     timestamp_partitions: set[str]
     indexed: set[tuple[str, ...]]
     time_zone: str
     optimize_write: bool
+    max_records_per_file: int | None = None
 
 
 _WRITE_SHREDDING = "spark.sql.variant.writeShredding.enabled"
 
 
-def _layout(spark: SparkSession, schema: StructType, metadata: Metadata, where: str) -> _Layout:
-    """How a write lays out its files. Refuses a session that would shred variants, which
-    a table without the ``variantShredding`` feature must not hold (PROTOCOL.md)."""
+def _layout(
+    spark: SparkSession, schema: StructType, metadata: Metadata, where: str, options: DeltaOptions | None = None
+) -> _Layout:
+    """How a write lays out its files; a write's ``optimizeWrite`` option wins over the table's
+    property and the session. Refuses a session that would shred variants, which a table
+    without the ``variantShredding`` feature must not hold (PROTOCOL.md)."""
     if "variantType" in metadata_features(metadata) and str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() != "false":
         raise DeltaAnalysisException(
             f"{where}: cannot write variant columns while {_WRITE_SHREDDING} is true (Spark's default): the table "
             f"must hold them unshredded (sparkdelta does not write table feature variantShredding); set it to false "
             f"(sparkdelta.configure does so for a new session)"
         )
+    optimize_write = options.optimize_write if options is not None else None
+    if optimize_write is None:
+        optimize_write = table_or_session_flag(spark, metadata.configuration, OPTIMIZE_WRITE)
     by_name = {f.name.lower(): f for f in schema.fields}
     partitions = [by_name[c.lower()] for c in metadata.partition_columns]
     leaves = stats_leaves(metadata.schema, metadata.partition_columns, metadata.configuration)
@@ -178,7 +174,8 @@ def _layout(spark: SparkSession, schema: StructType, metadata: Metadata, where: 
         {physical_name(f) for f in partitions if isinstance(f.dataType, TimestampType)},
         {leaf.physical for leaf in leaves},
         str(spark.conf.get("spark.sql.session.timeZone", "UTC")),
-        table_or_session_flag(spark, metadata.configuration, OPTIMIZE_WRITE),
+        optimize_write,
+        options.max_records_per_file if options is not None else None,
     )
 
 
@@ -200,6 +197,8 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
         if layout.optimize_write:
             df = df.hint("rebalance", *[f"`{c}`" for c in layout.partition_columns])
         writer = df.write.mode("errorifexists").option("compression", "snappy").options(**storage.engine_options)
+        if layout.max_records_per_file is not None:
+            writer = writer.option("maxRecordsPerFile", layout.max_records_per_file)
         if layout.partition_columns:
             writer = writer.partitionBy(*layout.partition_columns)
         writer.parquet(hadoop_path(staging))
@@ -259,8 +258,8 @@ def _remove_staging(storage: Storage, staging: str) -> None:
         log.warning("%s: could not remove the staging folder of a write: %s", staging, exc)
 
 
-def _dynamic_partition_overwrite(df: DataFrame, options: dict[str, Any]) -> bool:
-    mode = options.get("partitionoverwritemode") or df.sparkSession.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+def _dynamic_partition_overwrite(df: DataFrame, options: DeltaOptions) -> bool:
+    mode = options.partition_overwrite_mode or df.sparkSession.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
     return str(mode).lower() == "dynamic"
 
 
@@ -295,45 +294,29 @@ def _plan_new_schema(
     missing = [c for c in partition_columns if c.lower() not in {f.name.lower() for f in schema.fields}]
     if missing:
         raise DeltaAnalysisException(f"{where}: partition column(s) {', '.join(missing)} are not in the data")
-    if cluster_by:
-        properties = {**properties, f"{FEATURE_PROP_PREFIX}{CLUSTERING_FEATURE}": "supported"}
-    plan = _plan_new_metadata(df, snapshot, partition_columns, schema, properties, description, where)
-    if not cluster_by:
-        return plan
-    domain = clustering_domain(plan.metadata.schema, cluster_by, plan.metadata.partition_columns, where)
-    return replace(plan, actions=[*plan.actions, domain])
-
-
-def _plan_new_metadata(
-    df: DataFrame,
-    snapshot: Snapshot | None,
-    partition_columns: list[str],
-    schema: StructType,
-    properties: dict[str, Any],
-    description: str | None,
-    where: str,
-) -> _Plan:
+    spark = df.sparkSession
     if snapshot is None:
-        metadata = Metadata(
-            str(uuid.uuid4()),
+        new = create_table(
+            where,
             delta_schema_json(schema),
-            tuple(partition_columns),
-            table_properties(df.sparkSession, properties, where),
+            partition_columns,
+            {**property_defaults(spark), **properties},
+            allow_arbitrary_properties=get_bool(spark, ALLOW_ARBITRARY_PROPERTIES),
+            clustering_columns=cluster_by or None,
             description=description,
-            created_time=int(time.time() * 1000),
         )
-        prepared, protocol = metadata_change.prepare(metadata, None, None)
-        return _Plan(prepared, protocol, [protocol, prepared])
-    current = snapshot.metadata
-    metadata = replace(
-        current,
-        schema_string=delta_schema_json(schema),
-        partition_columns=tuple(partition_columns),
-        description=current.description if description is None else description,
-        configuration={**current.configuration, **normalize_properties(dict(properties), where, True)},
-    )
-    prepared, protocol = metadata_change.prepare(metadata, current, snapshot.protocol, overwrite_schema=True)
-    return _Plan(prepared, protocol, ([] if protocol is snapshot.protocol else [protocol]) + [prepared])
+    else:
+        new = overwrite_schema(
+            where,
+            snapshot.metadata,
+            snapshot.protocol,
+            delta_schema_json(schema),
+            partition_columns,
+            properties,
+            clustering_columns=cluster_by or None,
+            description=description,
+        )
+    return _Plan(new.metadata, new.protocol, list(new.actions))
 
 
 def _plan_existing(
@@ -355,8 +338,9 @@ def _plan_existing(
     clustered = clustering_columns(snapshot) or []
     if cluster_by and [c.lower() for c in cluster_by] != [c.lower() for c in clustered]:
         raise DeltaAnalysisException(
-            f"[DELTA_CLUSTERING_COLUMNS_MISMATCH] {where}: clustering columns {cluster_by} do not match the table's "
-            f"{clustered}; overwrite with .option('overwriteSchema', 'true') to change them"
+            f"{where}: clustering columns {cluster_by} do not match the table's "
+            f"{clustered}; overwrite with .option('overwriteSchema', 'true') to change them",
+            errorClass="DELTA_CLUSTERING_COLUMNS_MISMATCH",
         )
     if not merge:
         check_schema(schema, df.schema, where)
@@ -374,7 +358,7 @@ def write_dataframe(
     path: str,
     mode: str,
     partition_by: list[str] | None,
-    options: dict[str, Any],
+    options: DeltaOptions,
     properties: dict[str, str] | None = None,
     description: str | None = None,
     operation: tuple[str, dict[str, Any]] | None = None,
@@ -389,9 +373,10 @@ def write_dataframe(
     the write creates the table, as its ``delta.*`` options do.
     """
     if mode.lower() not in _MODES:
-        raise ValueError(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
+        raise DeltaIllegalArgumentException(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
     mode_name = _MODES[mode.lower()]
-    table = open_table(df.sparkSession, path, options)
+    spark = df.sparkSession
+    table = open_table(spark, path, options.storage)
     try:
         snapshot: Snapshot | None = table.snapshot()
     except TableNotFoundError:
@@ -401,30 +386,28 @@ def write_dataframe(
         refuse_data_outside_a_table(table)
     if snapshot is not None and mode_name == "ErrorIfExists":
         raise DeltaAnalysisException(
-            f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite"
+            f"{where}: a Delta table already exists here (mode ErrorIfExists); use mode append or overwrite",
+            errorClass="DELTA_PATH_EXISTS",
         )
     if snapshot is not None and mode_name == "Ignore":
         return WriteResult(None, 0, 0)
 
-    app_id, app_version = options.get("txnappid"), options.get("txnversion")
-    if (app_id is None) != (app_version is None):
-        raise ValueError(f"{where}: txnAppId and txnVersion go together")
-    if snapshot is not None and app_id is not None:
-        done = snapshot.app_transactions.get(str(app_id))
-        if done is not None and done.version >= int(str(app_version)):
+    if snapshot is not None and options.txn_app_id is not None and options.txn_version is not None:
+        done = snapshot.app_transactions.get(options.txn_app_id)
+        if done is not None and done.version >= options.txn_version:
             return WriteResult(None, 0, 0)
 
     # delta-spark validates delta.* options on every write, though only a new table takes them.
-    given = {**_delta_options(options), **(properties or {})}
-    normalize_properties(given, where, _session_flag(df.sparkSession, _ALLOW_ARBITRARY))
-    merge = _true(options, "mergeschema") or _session_flag(df.sparkSession, "spark.databricks.delta.schema.autoMerge.enabled")
-    overwrite_schema = mode_name == "Overwrite" and _true(options, "overwriteschema")
-    if overwrite_schema and snapshot is not None and (options.get("replacewhere") or _dynamic_partition_overwrite(df, options)):
+    given = {**options.table_properties, **(properties or {})}
+    normalize_properties(given, where, get_bool(spark, ALLOW_ARBITRARY_PROPERTIES))
+    merge = options.merge_schema if options.merge_schema is not None else get_bool(spark, SCHEMA_AUTO_MERGE)
+    replace_schema = mode_name == "Overwrite" and options.overwrite_schema
+    if replace_schema and snapshot is not None and (options.replace_where or _dynamic_partition_overwrite(df, options)):
         raise DeltaAnalysisException(
             f"{where}: overwriteSchema cannot be combined with replaceWhere or dynamic partition overwrite, "
             "which keep rows of the old schema"
         )
-    if snapshot is None or overwrite_schema:
+    if snapshot is None or replace_schema:
         plan = _plan_new_schema(df, snapshot, partition_by, given, description, where, cluster_by)
     else:
         plan = _plan_existing(df, snapshot, partition_by, merge, where, cluster_by)
@@ -452,20 +435,23 @@ def _write(
     snapshot: Snapshot | None,
     plan: _Plan,
     mode_name: str,
-    options: dict[str, Any],
+    options: DeltaOptions,
     operation: tuple[str, dict[str, Any]] | None,
 ) -> WriteResult:
     where = table.root
     metadata = plan.metadata
     schema = StructType.fromJson(metadata.schema.to_json())
     configuration = metadata.configuration
-    data_change = not (str(options.get("datachange", "true")).lower() == "false")
-    replace_where = options.get("replacewhere") if mode_name == "Overwrite" and snapshot is not None else None
+    data_change = options.data_change
+    replace_where = options.replace_where if mode_name == "Overwrite" and snapshot is not None else None
     dynamic = mode_name == "Overwrite" and snapshot is not None and _dynamic_partition_overwrite(df, options)
     if dynamic and not metadata.partition_columns:
         raise DeltaAnalysisException(f"{where}: dynamic partition overwrite needs a partitioned table")
     if dynamic and replace_where:
-        raise DeltaAnalysisException(f"{where}: replaceWhere cannot be combined with dynamic partition overwrite")
+        raise DeltaAnalysisException(
+            f"{where}: replaceWhere cannot be combined with dynamic partition overwrite",
+            errorClass="DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE",
+        )
 
     transaction = table.transaction(read_snapshot=snapshot)
     data = aligned_rows(df, schema)
@@ -482,7 +468,9 @@ def _write(
     if mapping_mode(configuration) != "none":
         rows = to_physical(rows, schema)
     try:
-        adds = _write_files(rows, table.storage, table.root, _layout(df.sparkSession, schema, metadata, where), data_change)
+        adds = _write_files(
+            rows, table.storage, table.root, _layout(df.sparkSession, schema, metadata, where, options), data_change
+        )
     except Exception as exc:
         found = violation(exc, where)
         if found is None:
@@ -501,10 +489,9 @@ def _write(
             transaction.mark_read_whole_table()
         removes = remove_actions(targets, data_change)
     actions = list(plan.actions)
-    app_id = options.get("txnappid")
-    if app_id is not None:
-        actions.append(SetTransaction(str(app_id), int(str(options.get("txnversion"))), int(time.time() * 1000)))
-        transaction.mark_app_transaction_read(str(app_id))
+    if options.txn_app_id is not None and options.txn_version is not None:
+        actions.append(SetTransaction(options.txn_app_id, options.txn_version, int(time.time() * 1000)))
+        transaction.mark_app_transaction_read(options.txn_app_id)
     num_rows = sum(record_counts(adds))
     parameters: dict[str, Any] = {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))}
     if replace_where:
@@ -521,8 +508,7 @@ def _write(
                 "numOutputBytes": sum(a.size for a in adds),
                 "numRemovedFiles": len(removes),
             },
-            user_metadata=options.get("usermetadata")
-            or df.sparkSession.conf.get("spark.databricks.delta.commitInfo.userMetadata", None),
+            user_metadata=options.user_metadata or get_str(df.sparkSession, USER_METADATA),
         )
     except BaseException:
         discard_uncommitted(transaction, table.storage, table.root, adds)
@@ -531,16 +517,19 @@ def _write(
     return WriteResult(result.version, len(adds), num_rows)
 
 
-def write_table_files(df: DataFrame, snapshot: Snapshot, data_change: bool = True) -> list[AddFile]:
+def write_table_files(
+    df: DataFrame, snapshot: Snapshot, data_change: bool = True, metadata: Metadata | None = None
+) -> list[AddFile]:
     """Write ``df`` (the table's columns, by name) as new data files of ``snapshot``'s table, uncommitted.
 
     For commands that build their own commit (DELETE, UPDATE, MERGE): rows get the
     table's layout (partitions, column mapping, stats) and every constraint and generated
     column is checked inside the write job. A violation raises
     ``DeltaInvariantViolationException``; the caller commits the returned adds or
-    deletes them with ``remove_unreferenced``.
+    deletes them with ``remove_unreferenced``. ``metadata`` is one the same commit sets (a
+    MERGE's evolved schema), else the snapshot's.
     """
-    metadata = snapshot.metadata
+    metadata = metadata or snapshot.metadata
     schema = StructType.fromJson(metadata.schema.to_json())
     checks = table_constraints(schema, metadata.configuration) + generated_checks(schema, {c.lower() for c in df.columns})
     rows = enforce(aligned_rows(df, schema), checks)
@@ -556,13 +545,13 @@ def write_table_files(df: DataFrame, snapshot: Snapshot, data_change: bool = Tru
         raise found from exc
 
 
-def write_change_files(df: DataFrame, snapshot: Snapshot) -> list[AddCDCFile]:
+def write_change_files(df: DataFrame, snapshot: Snapshot, metadata: Metadata | None = None) -> list[AddCDCFile]:
     """Write change rows (the table's columns and ``_change_type``) as change data files, uncommitted.
 
     They go under ``_change_data/``, partitioned as the table is (PROTOCOL.md, "Change
-    Data Files"), in the table's physical column names.
+    Data Files"), in the table's physical column names; ``metadata`` as for ``write_table_files``.
     """
-    metadata = snapshot.metadata
+    metadata = metadata or snapshot.metadata
     table_schema = StructType.fromJson(metadata.schema.to_json())
     schema = StructType([*table_schema.fields, StructField(CHANGE_TYPE_COLUMN, StringType())])
     rows = aligned_rows(df, schema)

@@ -15,14 +15,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 from sqlglot import exp
 
-from ...kernel.errors import DeltaError
+from ...exceptions import DeltaAnalysisException
 from .constraints import Constraint
 
 GENERATION_EXPRESSION = "delta.generationExpression"
-
-
-class InvalidGeneratedColumnError(DeltaError, ValueError):
-    """A generation expression Delta cannot use: unknown columns, non-deterministic, wrong type."""
 
 
 def generation_expressions(schema: StructType) -> dict[str, str]:
@@ -65,23 +61,23 @@ def validate_generated_columns(spark: SparkSession, schema: StructType, table: s
         try:
             parsed = sqlglot.parse_one(expression, read="spark")
         except sqlglot.errors.ParseError as exc:
-            raise InvalidGeneratedColumnError(f"{where}: not a SQL expression: {exc}") from exc
+            raise DeltaAnalysisException(f"{where}: not a SQL expression: {exc}") from exc
         if parsed.find(exp.Select, exp.Subquery) is not None:
-            raise InvalidGeneratedColumnError(f"{where}: subqueries are not allowed in a generation expression")
+            raise DeltaAnalysisException(f"{where}: subqueries are not allowed in a generation expression")
         try:
             projected = empty.selectExpr(expression)
         except AnalysisException as exc:
-            raise InvalidGeneratedColumnError(
+            raise DeltaAnalysisException(
                 f"{where}: the expression must use only the table's non-generated columns: {exc}"
             ) from exc
         plan = projected._jdf.queryExecution().analyzed()
         if plan.getClass().getSimpleName() != "Project":
-            raise InvalidGeneratedColumnError(f"{where}: aggregate and window functions are not allowed")
+            raise DeltaAnalysisException(f"{where}: aggregate and window functions are not allowed")
         if not plan.expressions().apply(0).deterministic():
-            raise InvalidGeneratedColumnError(f"{where}: the expression must be deterministic")
+            raise DeltaAnalysisException(f"{where}: the expression must be deterministic")
         result_type = projected.schema.fields[0].dataType
         if not _can_up_cast(spark, result_type.json(), by_name[name].dataType.json()):
-            raise InvalidGeneratedColumnError(
+            raise DeltaAnalysisException(
                 f"{where}: the expression's type {result_type.simpleString()} does not fit the column's type "
                 f"{by_name[name].dataType.simpleString()}"
             )

@@ -10,18 +10,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
+from ...exceptions import DeltaAnalysisException
 from ...kernel.column_mapping import INTERNAL_FIELD_KEYS
-from ...kernel.errors import DeltaError
 from ...kernel.schema import parse_schema
 from .generated import GENERATION_EXPRESSION, generated_value
 
 # Field metadata a DataFrame may carry from the table it was read from, which belongs to
 # that table only: its column mapping, generated and identity columns.
 _TABLE_OWNED_KEYS = (*INTERNAL_FIELD_KEYS, GENERATION_EXPRESSION)
-
-
-class DeltaAnalysisException(DeltaError):
-    """A write that does not fit the table (schema, partitioning, mode)."""
 
 
 def delta_schema_json(schema: StructType) -> str:
@@ -83,7 +79,8 @@ def merge_schemas(table: StructType, data: StructType, where: str) -> StructType
             else:
                 raise DeltaAnalysisException(
                     f"{where}: failed to merge column {field.name}: the table has {field.dataType.simpleString()}, "
-                    f"the data has {incoming.dataType.simpleString()}"
+                    f"the data has {incoming.dataType.simpleString()}",
+                    errorClass="DELTA_FAILED_TO_MERGE_FIELDS",
                 )
         merged.append(field)
     # New columns are nullable: rows written before them have none.
@@ -114,7 +111,7 @@ def check_schema(table: StructType, data: StructType, where: str) -> None:
         "spark.databricks.delta.schema.autoMerge.enabled=true); to replace the schema, overwrite with "
         ".option('overwriteSchema', 'true')."
     )
-    raise DeltaAnalysisException(" ".join(lines))
+    raise DeltaAnalysisException(" ".join(lines), errorClass="DELTA_METADATA_MISMATCH")
 
 
 def _quoted(name: str) -> Column:

@@ -18,7 +18,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
-from ...write.schema import DeltaAnalysisException, bare
+from ....exceptions import DeltaAnalysisException
+from ...write.schema import bare
 
 
 def attribute_parts(name: str) -> list[str]:
@@ -26,8 +27,9 @@ def attribute_parts(name: str) -> list[str]:
 
     def syntax_error() -> DeltaAnalysisException:
         return DeltaAnalysisException(
-            f"[INVALID_ATTRIBUTE_NAME_SYNTAX] Syntax error in the attribute name: {name}. Check that backticks appear "
-            "in pairs, a quoted string is a complete name part and use a backtick only inside quoted name parts."
+            f"Syntax error in the attribute name: {name}. Check that backticks appear "
+            "in pairs, a quoted string is a complete name part and use a backtick only inside quoted name parts.",
+            errorClass="INVALID_ATTRIBUTE_NAME_SYNTAX",
         )
 
     parts: list[str] = []
@@ -105,8 +107,8 @@ def resolve_assignments(
         for j, other in enumerate(lowered[:i]):
             if one[: len(other)] == other or other[: len(one)] == one:
                 raise DeltaAnalysisException(
-                    f"[DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET columns: "
-                    f"[{resolved[j].key}, {resolved[i].key}] in {where}"
+                    f"There is a conflict from these SET columns: [{resolved[j].key}, {resolved[i].key}] in {where}",
+                    errorClass="DELTA_CONFLICT_SET_COLUMN",
                 )
     return resolved
 

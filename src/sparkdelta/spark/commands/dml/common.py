@@ -48,13 +48,13 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ....kernel import AddCDCFile, AddFile, Snapshot, Table
+from ....kernel import AddCDCFile, AddFile, Metadata, Protocol, Snapshot, Table
 from ....kernel import skipping as S
 from ....kernel.actions import Action
+from ....kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ....kernel.file_actions import remove_actions
 from ....kernel.protocol import require_writable
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
-from ....kernel.transaction import CommitResult
 from ...read.parquet import read_files, spark_schema, without_field_metadata
 from ...read.predicates import Condition, kernel_predicate, schema_probe
 from ...write.dataframe import (
@@ -252,6 +252,7 @@ class DmlCommit:
         self.parameters = parameters
         self.transaction = table.transaction(read_snapshot=snapshot)
         self.actions: list[Action] = []
+        self._metadata = snapshot.metadata
         self.metrics: dict[str, int] = {
             "numAddedFiles": 0,
             "numRemovedFiles": 0,
@@ -300,6 +301,17 @@ class DmlCommit:
         self.transaction.mark_files_read(files.column("path").to_pylist())
         self.transaction.mark_read_predicate(_partition_expression(predicate, self.snapshot.partition_columns))
 
+    @property
+    def metadata(self) -> Metadata:
+        """The metadata the commit's files are written with: the snapshot's, unless the commit sets new metadata."""
+        return self._metadata
+
+    def set_metadata(self, metadata: Metadata, protocol: Protocol | None = None) -> None:
+        """Commit ``metadata`` (and ``protocol``, when it changes) with the command (MERGE schema
+        evolution); files written from now on follow it. The snapshot read is left as it is."""
+        self.actions.extend(a for a in (protocol, metadata) if a is not None)
+        self._metadata = metadata
+
     def remove_files(self, files: pa.Table) -> None:
         """Remove ``files`` (scan files of ``snapshot``) with their partition values, size, stats and DV."""
         self.actions.extend(remove_actions(files, data_change=True))
@@ -309,7 +321,7 @@ class DmlCommit:
 
     def add_rows(self, rows: DataFrame) -> list[AddFile]:
         """Write ``rows`` (the table's columns, by name) as new data files; constraints checked in the job."""
-        written = write_table_files(rows, self.snapshot)
+        written = write_table_files(rows, self.snapshot, metadata=self._metadata)
         self._written.extend(written)
         # Spark writes a file even for no rows; an empty file adds nothing to the table.
         adds = [a for a, rows in zip(written, record_counts(written), strict=True) if rows > 0]
@@ -321,7 +333,7 @@ class DmlCommit:
 
     def add_changes(self, rows: DataFrame) -> list[AddCDCFile]:
         """Write change rows (the table's columns and ``_change_type``) as change data files with ``cdc`` actions."""
-        cdcs = write_change_files(rows, self.snapshot)
+        cdcs = write_change_files(rows, self.snapshot, metadata=self._metadata)
         self._written.extend(cdcs)
         self.actions.extend(cdcs)
         self.metrics["numAddedChangeFiles"] += len(cdcs)
@@ -344,19 +356,20 @@ class DmlCommit:
         self.metrics["numDeletionVectorsRemoved"] += deleted.vectors_removed
         return deleted
 
-    def commit(self, metrics: dict[str, int] | None = None) -> CommitResult | None:
-        """Commit the gathered actions as one version with ``metrics`` added to the gathered ones.
+    def commit(self, metrics: dict[str, int] | None = None) -> CommandResult:
+        """Commit the gathered actions as one version with ``metrics`` added to the gathered ones;
+        the commit and every metric it recorded.
 
-        Nothing to commit (no row matched) commits nothing and returns None, as delta-spark
-        does. A failed commit deletes the files written for it.
+        Nothing to commit (no row matched) commits nothing, as delta-spark does. A failed
+        commit deletes the files written for it.
         """
         if not self.actions:
             self.abort()
-            return None
+            return NOTHING_COMMITTED
         all_metrics = {**self.metrics, **(metrics or {})}
         all_metrics["executionTimeMs"] = int((time.monotonic() - self._started) * 1000)
         try:
-            return self.transaction.commit(self.actions, self.operation, self.parameters, all_metrics)
+            return CommandResult(self.transaction.commit(self.actions, self.operation, self.parameters, all_metrics), all_metrics)
         except BaseException:
             self.abort()
             raise

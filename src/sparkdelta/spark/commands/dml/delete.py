@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from ....kernel import Table
-from ....kernel.transaction import CommitResult
+from ....kernel.command_result import CommandResult
 from .common import (
     CHANGE_TYPE_COLUMN,
     FILE_PATH_COLUMN,
@@ -42,8 +42,8 @@ from .common import (
 )
 
 
-def delete(spark: SparkSession, table: Table, condition: Condition | None = None) -> CommitResult | None:
-    """Delete the rows where ``condition`` is true (every row without one); None when nothing matched."""
+def delete(spark: SparkSession, table: Table, condition: Condition | None = None) -> CommandResult:
+    """Delete the rows where ``condition`` is true (every row without one); ``numDeletedRows`` counts them."""
     snapshot = table.snapshot()
     parameters = {"predicate": json.dumps([condition_sql(spark, snapshot, condition)] if condition is not None else [])}
     with DmlCommit(spark, table, snapshot, "DELETE", parameters) as dml:

@@ -20,12 +20,13 @@ from dataclasses import dataclass, replace
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from ....exceptions import DeltaAnalysisException, spark_surface
 from ....kernel import Table
-from ...write.schema import DeltaAnalysisException
+from ....kernel.command_result import CommandResult
 from .merge_execute import run_merge
 from .merge_plan import Expression, MergeClause
 
-__all__ = ["DeltaMergeBuilder", "MergeClause"]
+__all__ = ["DeltaMergeBuilder", "MergeClause", "merge", "merge_builder", "merge_frame"]
 
 # delta-spark's SQL names of the clause kinds, for error messages.
 _KIND_SQL = {"matched": "MATCHED", "notMatched": "NOT MATCHED", "notMatchedBySource": "NOT MATCHED BY SOURCE"}
@@ -57,6 +58,7 @@ def _condition(condition: Expression | None, what: str) -> Expression | None:
 
 
 @dataclass(frozen=True)
+@spark_surface
 class DeltaMergeBuilder:
     """Builds a MERGE of ``source`` into the Delta ``table``; ``execute()`` runs it."""
 
@@ -117,25 +119,39 @@ class DeltaMergeBuilder:
     def execute(self) -> DataFrame:
         """Run the merge as one commit; one row of ``num_affected_rows``, ``num_updated_rows``,
         ``num_deleted_rows`` and ``num_inserted_rows``."""
-        check_clauses(self.clauses)
-        counts = run_merge(self)
-        affected = counts.updated + counts.deleted + counts.inserted
-        return self.spark.createDataFrame(
-            [(affected, counts.updated, counts.deleted, counts.inserted)],
-            "num_affected_rows long, num_updated_rows long, num_deleted_rows long, num_inserted_rows long",
-        )
+        return merge_frame(self.spark, merge(self))
+
+
+def merge(builder: DeltaMergeBuilder) -> CommandResult:
+    """The MERGE command: the merge ``builder`` describes, checked and run as one commit."""
+    check_clauses(builder.clauses)
+    return run_merge(builder)
+
+
+def merge_frame(spark: SparkSession, result: CommandResult) -> DataFrame:
+    """delta-spark 3.x's one-row result of a MERGE, from the metrics it committed."""
+    updated, deleted, inserted = (
+        result.count(m) for m in ("numTargetRowsUpdated", "numTargetRowsDeleted", "numTargetRowsInserted")
+    )
+    return spark.createDataFrame(
+        [(updated + deleted + inserted, updated, deleted, inserted)],
+        "num_affected_rows long, num_updated_rows long, num_deleted_rows long, num_inserted_rows long",
+    )
 
 
 def check_clauses(clauses: tuple[MergeClause, ...]) -> None:
     """delta-spark's analysis rules on the clause list: at least one, and only a kind's last may omit its condition."""
     if not clauses:
-        raise DeltaAnalysisException("There must be at least one WHEN clause in a MERGE statement.")
+        raise DeltaAnalysisException(
+            "There must be at least one WHEN clause in a MERGE statement.", errorClass="DELTA_MERGE_MISSING_WHEN"
+        )
     for kind in _KIND_SQL:
         of_kind = [c for c in clauses if c.kind == kind]
         if any(c.condition is None for c in of_kind[:-1]):
             raise DeltaAnalysisException(
-                f"[{_KIND_ERROR[kind]}] When there are more than one {_KIND_SQL[kind]} clauses in a MERGE statement, "
-                f"only the last {_KIND_SQL[kind]} clause can omit the condition."
+                f"When there are more than one {_KIND_SQL[kind]} clauses in a MERGE statement, "
+                f"only the last {_KIND_SQL[kind]} clause can omit the condition.",
+                errorClass=_KIND_ERROR[kind],
             )
 
 

@@ -30,7 +30,6 @@ own only when Spark loses an observation (a write that got no row, see ``_observ
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,8 +40,10 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from ....exceptions import DeltaUnsupportedOperationException
 from ....kernel import Snapshot
-from ....kernel.errors import DeltaError
+from ....kernel.command_result import CommandResult
+from ...conf import MERGE_MATERIALIZE_SOURCE, get_str
 from ...read.parquet import read_files
 from .common import (
     CHANGE_TYPE_COLUMN,
@@ -71,12 +72,7 @@ from .merge_pruning import candidate_files
 if TYPE_CHECKING:
     from .merge import DeltaMergeBuilder
 
-_MATERIALIZE = "spark.databricks.delta.merge.materializeSource"
 _OLD = "__sparkdelta_merge_old_"
-
-
-class DeltaUnsupportedOperationException(DeltaError):
-    """An operation Delta cannot perform as asked (delta-spark's name)."""
 
 
 @dataclass
@@ -115,8 +111,8 @@ class MergeCounts:
         self.copied += by_code.get(COPY, 0)
 
 
-def run_merge(builder: DeltaMergeBuilder) -> MergeCounts:
-    """Run the merge ``builder`` describes; the counts ``execute()`` reports."""
+def run_merge(builder: DeltaMergeBuilder) -> CommandResult:
+    """Run the merge ``builder`` describes; its commit and delta-spark's MERGE metrics."""
     spark = builder.spark
     table = builder.table
     snapshot = table.snapshot()
@@ -140,13 +136,12 @@ def run_merge(builder: DeltaMergeBuilder) -> MergeCounts:
             if materialized is None:
                 counts.source = plan.source.count()
             _classic(dml, plan, snapshot, counts, stable)
-        dml.commit(_operation_metrics(dml.metrics, counts))
-    return counts
+        return dml.commit(_operation_metrics(dml.metrics, counts))
 
 
 def _materialized(spark: SparkSession, source: DataFrame, insert_only: bool) -> tuple[DataFrame, int | None]:
     """The source, computed once and kept when the merge reads it more than once, and its row count then."""
-    mode = str(spark.conf.get(_MATERIALIZE, "auto")).lower()
+    mode = get_str(spark, MERGE_MATERIALIZE_SOURCE).lower()
     if mode == "none" or (mode == "auto" and insert_only):
         return source, None
     observation = Observation("merge_source")
@@ -158,17 +153,11 @@ def _materialized(spark: SparkSession, source: DataFrame, insert_only: bool) -> 
 def _evolve(dml: DmlCommit, plan: MergePlan) -> None:
     """Commit the evolved schema with the merge, and write the merge's files with it.
 
-    The files are written through a copy of the read snapshot carrying the new metadata;
-    the transaction still checks conflicts against the snapshot read.
+    The snapshot read stays as it is: the transaction checks conflicts against it, and
+    the merge's files are written with the evolved metadata the commit sets.
     """
-    if plan.metadata is None:
-        return
-    dml.actions.extend(a for a in (plan.protocol, plan.metadata) if a is not None)
-    evolved = copy.copy(dml.snapshot)
-    evolved.metadata = plan.metadata
-    if plan.protocol is not None:
-        evolved.protocol = plan.protocol
-    dml.snapshot = evolved
+    if plan.metadata is not None:
+        dml.set_metadata(plan.metadata, plan.protocol)
 
 
 def _observed(observation: Observation) -> dict[str, int] | None:
@@ -277,12 +266,13 @@ def _touched_files(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, files: p
     repeated = [r for r in found if r["matches"] > 1]
     if repeated and plan.matched and not _only_unconditional_delete(plan):
         raise DeltaUnsupportedOperationException(
-            "[DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE] Cannot perform Merge as multiple source rows "
+            "Cannot perform Merge as multiple source rows "
             "matched and attempted to modify the same target row in the Delta table in possibly conflicting ways. "
             f"Merge condition: {plan.parameters['predicate']}. By SQL semantics of Merge, when multiple source rows "
             "match on the same target row, the result may be ambiguous as it is unclear which source row should be "
             "used to update or delete the matching target row. You can preprocess the source table to eliminate "
-            "the possibility of multiple matches. Nothing was committed."
+            "the possibility of multiple matches. Nothing was committed.",
+            errorClass="DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE",
         )
     paths = pa.array([r[FILE_PATH_COLUMN] for r in found if r["touch"] == 1], pa.string())
     return files.filter(pc.is_in(files.column("path"), value_set=paths)), sum(int(r["extra"]) for r in repeated)

@@ -31,10 +31,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, LongType, StringType, StructField, StructType
 
+from ....exceptions import DeltaAnalysisException
 from ....kernel import Metadata, Protocol, Snapshot, metadata_change
+from ...conf import SCHEMA_AUTO_MERGE, get_bool
 from ...read.parquet import ROW_INDEX_COLUMN, spark_schema, without_field_metadata
 from ...write.generated import GENERATION_EXPRESSION
-from ...write.schema import DeltaAnalysisException, bare, delta_schema_json, new_table_schema
+from ...write.schema import bare, delta_schema_json, new_table_schema
 from .assignments import conform, resolve_assignments, struct_update
 from .common import FILE_PATH_COLUMN
 
@@ -46,7 +48,6 @@ COPY = 0  # a target row written unchanged
 DROP = -1  # a source row no insert clause takes
 _SOURCE_ALIAS = "__sparkdelta_source"
 _TARGET_ALIAS = "__sparkdelta_target"
-_AUTO_MERGE = "spark.databricks.delta.schema.autoMerge.enabled"
 _WHERE = {"matched": "UPDATE", "notMatched": "INSERT", "notMatchedBySource": "UPDATE"}
 
 
@@ -207,7 +208,7 @@ def resolve(
     aliased = source.withColumn(SOURCE_PRESENT, F.lit(True)).alias(source_alias)
     talias = target_alias or _TARGET_ALIAS
     table_schema = without_field_metadata(spark_schema(snapshot))
-    evolve = any(c.star for c in clauses) and (schema_evolution or _session_flag(spark, _AUTO_MERGE))
+    evolve = any(c.star for c in clauses) and (schema_evolution or get_bool(spark, SCHEMA_AUTO_MERGE))
     source_fields = source.schema
     metadata, protocol, schema = _evolution(snapshot, source_fields) if evolve else (None, None, spark_schema(snapshot))
     plan = MergePlan(
@@ -242,10 +243,6 @@ def resolve(
     plan.not_matched_by_source = [c for c in resolved if c.clause.kind == "notMatchedBySource"]
     plan.parameters = _parameters(plan)
     return plan
-
-
-def _session_flag(spark: SparkSession, key: str) -> bool:
-    return str(spark.conf.get(key, "false")).lower() == "true"
 
 
 def _source_alias(source: DataFrame) -> str | None:
@@ -323,9 +320,10 @@ def _star_values(
         else:
             columns = ", ".join(quoted(plan.source_alias, f.name) for f in source.fields)
             raise DeltaAnalysisException(
-                f"[DELTA_MERGE_UNRESOLVED_EXPRESSION] Cannot resolve {quoted(plan.target_alias, target_field.name)} in "
+                f"Cannot resolve {quoted(plan.target_alias, target_field.name)} in "
                 f"{where} given columns {columns}. The source lacks this column: name it in whenMatchedUpdate / "
-                "whenNotMatchedInsert, or enable schema evolution (withSchemaEvolution())."
+                "whenNotMatchedInsert, or enable schema evolution (withSchemaEvolution()).",
+                errorClass="DELTA_MERGE_UNRESOLVED_EXPRESSION",
             )
     return values, computed
 

@@ -19,11 +19,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructField
 
+from ....exceptions import DeltaAnalysisException
 from ....kernel import Snapshot, Table
-from ....kernel.transaction import CommitResult
+from ....kernel.command_result import CommandResult
 from ...read.parquet import spark_schema, without_field_metadata
 from ...write.generated import GENERATION_EXPRESSION, generated_value
-from ...write.schema import DeltaAnalysisException
 from .assignments import resolve_assignments, struct_update
 from .common import (
     CHANGE_TYPE_COLUMN,
@@ -95,8 +95,9 @@ def _updated(rows: DataFrame, values: dict[str, Column], generated: list[StructF
 
 def update(
     spark: SparkSession, table: Table, condition: Condition | None, assignments: Mapping[str, str | Column]
-) -> CommitResult | None:
-    """Set ``assignments`` (column -> SQL text or Column) on the rows where ``condition`` is true; None if none is."""
+) -> CommandResult:
+    """Set ``assignments`` (column -> SQL text or Column) on the rows where ``condition`` is true;
+    ``numUpdatedRows`` counts them."""
     snapshot = table.snapshot()
     values = _assignments(spark, snapshot, assignments)
     generated = _recomputed(snapshot, values)
