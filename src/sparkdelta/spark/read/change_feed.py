@@ -22,7 +22,8 @@ from ...kernel.change_data import ChangeRange, resolve_versions, table_changes
 from ..catalog import delta_entry
 from ..storage import open_table
 from ..time_zones import session_instant
-from .parquet import read_files, spark_schema, without_field_metadata
+from .field_metadata import read_schema
+from .parquet import read_files, spark_schema
 
 CHANGE_TYPE = "_change_type"
 COMMIT_VERSION = "_commit_version"
@@ -71,7 +72,7 @@ def _first_occurrences(paths: pa.ChunkedArray) -> pa.Array:
 
 def read_changes(spark: SparkSession, changes: ChangeRange) -> DataFrame:
     """The change rows of ``changes``: the table's columns, then the three change columns."""
-    schema = without_field_metadata(spark_schema(changes.snapshot))
+    schema = read_schema(spark_schema(changes.snapshot))
     commits = changes.commits
     groups = [
         (_labelled([(c.cdc, c.version, c.timestamp) for c in commits], None), True),
