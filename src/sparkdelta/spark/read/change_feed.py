@@ -24,7 +24,8 @@ from ..catalog import delta_entry
 from ..options import ENDING_TIMESTAMP, ENDING_VERSION, STARTING_TIMESTAMP, STARTING_VERSION, DeltaOptions
 from ..storage import open_table
 from ..time_zones import session_instant
-from .parquet import read_files, spark_schema, without_field_metadata
+from .field_metadata import read_schema
+from .parquet import read_files, spark_schema
 
 CHANGE_TYPE = "_change_type"
 COMMIT_VERSION = "_commit_version"
@@ -81,7 +82,7 @@ def _scan_files(changes: ChangeRange, files: pa.Table | None) -> pa.Table | None
 
 def read_changes(spark: SparkSession, changes: ChangeRange) -> DataFrame:
     """The change rows of ``changes``: the table's columns, then the three change columns."""
-    schema = without_field_metadata(spark_schema(changes.snapshot))
+    schema = read_schema(spark_schema(changes.snapshot))
     commits = changes.commits
     groups = [
         (_scan_files(changes, _labelled([(c.cdc, c.version, c.timestamp) for c in commits], None)), True),

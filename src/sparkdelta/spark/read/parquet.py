@@ -35,6 +35,7 @@ from ...kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_v
 from ...kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...kernel.storage import Storage
 from ..paths import absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
+from .field_metadata import read_schema
 
 # Reader features this engine implements on top of the kernel's log replay.
 ENGINE_READER_FEATURES = frozenset(
@@ -159,16 +160,18 @@ def read_files(
     which with a file column of ``path`` addresses a row for DML.
     """
     snapshot.require_readable(ENGINE_READER_FEATURES)
-    schema = spark_schema(snapshot)
+    logged = spark_schema(snapshot)
+    schema = read_schema(logged)  # the field metadata reads show, on the scan's fields or by alias
     partition_names = {c.lower() for c in snapshot.partition_columns}
     data_fields = [f for f in schema.fields if f.name.lower() not in partition_names]
     mapped = _column_mapping_mode(snapshot) != "none"
-    read_fields = [_physical_field(f) if mapped else f for f in data_fields] + list(extra_fields)
+    physical_fields = {f.name: _physical_field(f) for f in logged.fields} if mapped else {}
+    read_fields = [physical_fields[f.name] if mapped else f for f in data_fields] + list(extra_fields)
     output = [*schema.fields, *extra_fields]
 
     if files.num_rows == 0:
         labels = spark.createDataFrame(files.select(list(file_columns))).schema.fields if file_columns else []
-        return spark.createDataFrame([], without_field_metadata(StructType([*output, *labels])))
+        return spark.createDataFrame([], StructType([*output, *labels]))
     missing = [name for name in (DELETION_VECTOR, PARTITION_VALUES) if name not in files.column_names]
     if missing:
         raise ValueError(
@@ -182,7 +185,9 @@ def read_files(
     data = _scan_without_deleted_rows(spark, snapshot, files, read_fields, has_dv, need_lookup, with_row_index)
     # Renaming nested physical names needs a cast; otherwise the scan already has the table's types.
     columns: dict[str, Column] = {
-        logical.name: (_col(physical.name).cast(logical.dataType) if mapped else _col(physical.name)).alias(logical.name)
+        logical.name: (_col(physical.name).cast(logical.dataType) if mapped else _col(physical.name)).alias(
+            logical.name, metadata=logical.metadata
+        )
         for logical, physical in zip([*data_fields, *extra_fields], read_fields, strict=True)
     }
     if need_lookup:
@@ -209,7 +214,9 @@ def read_files(
         )
         for f in schema.fields:
             if f.name.lower() in partition_names:
-                columns[f.name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name)
+                columns[f.name] = (
+                    F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name, metadata=f.metadata)
+                )
         for name in file_columns:
             columns[name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(name)).alias(name)
     row_index = [F.col(_ROW_INDEX).alias(ROW_INDEX_COLUMN)] if with_row_index else []
