@@ -270,8 +270,7 @@ class DeltaTableBuilder:
             "partitionBy": json.dumps(list(metadata.partition_columns)),
             "properties": json.dumps(metadata.configuration, separators=(",", ":")),
         }
-        registering = target.name is not None and not target.registered
-        if registering and target.managed:
+        if target.name is not None and not target.registered and target.managed:
             # A managed entry must exist before its directory has files (see catalog.py).
             catalog.register(
                 self._spark, target.name, target.location, managed=True, schema=StructType(self._columns), comment=self._comment

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from importlib.machinery import ModuleSpec
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 import pyarrow as pa
@@ -100,7 +100,7 @@ def files(table: str, version: int | None, timestamp: str | None) -> None:
     # Sorted in Arrow, printed _LINES_PER_WRITE lines per write: an echo per line, or every
     # line as a Python string at once, would cost more time or memory than reading the log.
     for start in range(0, len(order), _LINES_PER_WRITE):
-        click.echo("\n".join(paths.take(order[start : start + _LINES_PER_WRITE]).to_pylist()))
+        click.echo("\n".join(cast(list[str], paths.take(order[start : start + _LINES_PER_WRITE]).to_pylist())))
 
 
 def describe_snapshot(snapshot: Snapshot) -> dict[str, Any]:

@@ -159,9 +159,9 @@ class DeltaTable:
     def updateExpr(self, condition_or_set: str | dict[str, str], set: dict[str, str] | None = None) -> None:
         """delta-spark's Scala ``updateExpr(set)`` / ``updateExpr(condition, set)``: everything as SQL text."""
         if isinstance(condition_or_set, dict):
-            self.update(None, condition_or_set)
+            self.update(None, dict(condition_or_set))
         else:
-            self.update(condition_or_set, set)
+            self.update(condition_or_set, dict(set) if isinstance(set, dict) else None)  # not a dict: update refuses it
 
     def vacuum(self, retentionHours: float | None = None, dryRun: bool = False) -> DataFrame:
         """Delete files no version inside the retention window reads (``delta.deletedFileRetentionDuration``

@@ -8,7 +8,7 @@ and delta-spark does it), so a remove is keyed exactly like the add it cancels.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
@@ -18,6 +18,11 @@ from .actions import AddFile, RemoveFile
 
 def _vector(raw: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in raw.items() if v is not None} if raw else None
+
+
+def file_paths(files: pa.Table) -> list[str]:
+    """The ``path`` of each row of ``files``, as written in the log (never null: every file action has one)."""
+    return cast(list[str], files.column("path").to_pylist())
 
 
 def add_actions(files: pa.Table, data_change: bool = True) -> list[AddFile]:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from datetime import date
+from typing import Any, TypeVar
 
 import click
 from pyspark.sql import SparkSession
@@ -23,6 +25,8 @@ from .pipeline import PipelineConfig, run
 from .warehouse import Location, Warehouse
 
 DEFAULTS = FeedSpec()
+# A command function, before ``main.command`` makes it a click Command.
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def session(master: str, driver_memory: str, conf: tuple[str, ...] = ()) -> SparkSession:
@@ -51,7 +55,7 @@ def _feed(rows_per_day: int, seed: int, start: str, congestion_from: int) -> Fee
     return FeedSpec(rows_per_day=rows_per_day, seed=seed, start=date.fromisoformat(start), congestion_from=congestion_from)
 
 
-def spark_options(command: click.Command) -> click.Command:
+def spark_options(command: F) -> F:
     command = click.option(
         "--master", default=lambda: os.environ.get("SPARK_MASTER", "local[*]"), show_default="local[*]", help="Spark master URL."
     )(command)
@@ -70,7 +74,7 @@ def spark_options(command: click.Command) -> click.Command:
     )(command)
 
 
-def feed_options(command: click.Command) -> click.Command:
+def feed_options(command: F) -> F:
     for decorator in [
         click.option(
             "--congestion-from",

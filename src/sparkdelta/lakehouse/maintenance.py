@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import cast
 
 from pyspark.sql import SparkSession
 
@@ -40,7 +41,9 @@ def crowded_partitions(snapshot: Snapshot, min_files: int) -> list[dict[str, str
     files = snapshot.files
     small = Counter(
         tuple(sorted(dict(values or {}).items()))
-        for values, size in zip(files.column("partitionValues").to_pylist(), files.column("size").to_pylist(), strict=True)
+        for values, size in zip(
+            files.column("partitionValues").to_pylist(), cast(list[int], files.column("size").to_pylist()), strict=True
+        )
         if size < SMALL_FILE_BYTES
     )
     return [dict(key) for key, count in sorted(small.items()) if count >= min_files]

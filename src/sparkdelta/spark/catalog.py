@@ -41,7 +41,7 @@ class CatalogEntry:
 
 def _identifier(spark: SparkSession, name: str) -> object:
     """The JVM ``TableIdentifier`` for ``name`` (``table``, ``db.table`` or ``spark_catalog.db.table``)."""
-    parsed = spark._jsparkSession.sessionState().sqlParser().parseMultipartIdentifier(name)  # type: ignore[union-attr]
+    parsed = spark._jsparkSession.sessionState().sqlParser().parseMultipartIdentifier(name)
     parts = [str(parsed.apply(i)) for i in range(parsed.size())]
     if len(parts) == 3 and parts[0].lower() == "spark_catalog":
         parts = parts[1:]
@@ -54,7 +54,7 @@ def _identifier(spark: SparkSession, name: str) -> object:
 
 
 def _session_catalog(spark: SparkSession) -> object:
-    return spark._jsparkSession.sessionState().catalog()  # type: ignore[union-attr]
+    return spark._jsparkSession.sessionState().catalog()
 
 
 def qualified_name(spark: SparkSession, name: str) -> str:

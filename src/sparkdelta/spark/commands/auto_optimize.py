@@ -12,6 +12,7 @@ they are compacted into files of that size, as a separate OPTIMIZE commit marked
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
@@ -28,7 +29,8 @@ def auto_compact(spark: SparkSession, table: Table, written: list[AddFile]) -> N
         return
     max_size = get_int(spark, AUTO_COMPACT_MAX_FILE_SIZE)
     files = files_in_partitions(snapshot, [a.partition_values for a in written])
-    small = int(pc.sum(pc.less(files.column("size"), max_size)).as_py() or 0)
+    # Arrow sums booleans as counts; the stubs sum numbers only.
+    small = int(pc.sum(pc.less(files.column("size"), pa.scalar(max_size, pa.int64()))).as_py() or 0)  # type: ignore[type-var]
     if small < get_int(spark, AUTO_COMPACT_MIN_FILES):
         return
     optimize(spark, table, None, (), partitions=[a.partition_values for a in written], target=max_size)

@@ -26,7 +26,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,7 +39,7 @@ from ...exceptions import DeltaAnalysisException, spark_surface
 from ...kernel import Snapshot, Table
 from ...kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
 from ...kernel.command_result import CommandResult
-from ...kernel.file_actions import remove_actions
+from ...kernel.file_actions import file_paths, remove_actions
 from ...kernel.protocol import require_writable
 from ...kernel.scan import PARTITION_VALUES, partition_keys
 from ..conf import OPTIMIZE_MAX_FILE_SIZE, get_int
@@ -125,13 +125,13 @@ def _references(probe: DataFrame, condition: str) -> list:
 
 
 def _partition_keys(files: pa.Table) -> list[str]:
-    return partition_keys(files.column(PARTITION_VALUES)).to_pylist()
+    return cast(list[str], partition_keys(files.column(PARTITION_VALUES)).to_pylist())
 
 
 def _bins(files: pa.Table, target: int) -> list[list[int]]:
     """Row numbers of ``files`` per output file: small files packed per partition; lone files without a DV skipped."""
-    sizes = files.column("size").to_pylist()
-    has_dv = files.column("deletionVector").is_valid().to_pylist()
+    sizes = cast(list[int], files.column("size").to_pylist())
+    has_dv = cast(list[bool], files.column("deletionVector").is_valid().to_pylist())
     by_partition: dict[str, list[int]] = {}
     for i, key in enumerate(_partition_keys(files)):
         if sizes[i] < target or has_dv[i]:
@@ -300,7 +300,7 @@ def optimize(
         bins = _bins(considered, target)
         order_by = []
     elif clustering:  # only what no OPTIMIZE has clustered yet
-        unclustered = pc.indices_nonzero(pc.is_null(considered.column("clusteringProvider"))).to_pylist()
+        unclustered = cast(list[int], pc.indices_nonzero(pc.is_null(considered.column("clusteringProvider"))).to_pylist())
         bins = [unclustered] if unclustered else []
         order_by = clustering
     elif z_order:
@@ -316,7 +316,7 @@ def optimize(
     adds = _rewrite(spark, snapshot, considered, bins, order_by, target, hilbert=bool(clustering))
     if clustering and not purge:
         adds = [replace(a, clustering_provider=CLUSTERING_PROVIDER) for a in adds]
-    removed_sizes = chosen.column("size").to_pylist()
+    removed_sizes = cast(list[int], chosen.column("size").to_pylist())
     metrics = {
         "numFilesAdded": len(adds),
         "numFilesRemoved": chosen.num_rows,
@@ -326,11 +326,11 @@ def optimize(
         "numBatches": 1 if bins else 0,
         "totalConsideredFiles": considered.num_rows,
         "totalFilesSkipped": considered.num_rows - chosen.num_rows,
-        "numDeletionVectorsRemoved": int(pc.sum(chosen.column("deletionVector").is_valid()).as_py() or 0),
+        "numDeletionVectorsRemoved": chosen.num_rows - chosen.column("deletionVector").null_count,
     }
     if chosen.num_rows:
         transaction = table.transaction(read_snapshot=snapshot)
-        transaction.mark_files_read(chosen.column("path").to_pylist())
+        transaction.mark_files_read(file_paths(chosen))
         predicate = json.dumps([partition_filter] if partition_filter else [], separators=(",", ":"))
         parameters = (
             {"predicate": predicate, "applyPurge": True}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import partial
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +33,7 @@ from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StructFiel
 
 from ...kernel import Snapshot
 from ...kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_vector
+from ...kernel.file_actions import file_paths
 from ...kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...kernel.storage import Storage
 from ..paths import absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
@@ -225,12 +227,12 @@ def read_files(
 
 def _file_keys(root: str, files: pa.Table) -> pa.Array:
     """Each file's path as Spark spells ``_metadata.file_path``."""
-    return pa.array(spark_file_uris(root, files.column("path").to_pylist()), pa.string())
+    return pa.array(spark_file_uris(root, file_paths(files)), pa.string())
 
 
 def _scan(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField]) -> DataFrame:
     """Spark's native Parquet scan of exactly ``files``, with the Hadoop options the table was opened with."""
-    log_paths = files.column("path").to_pylist()
+    log_paths = file_paths(files)
     locations = absolute_paths(snapshot.table_root, log_paths)
     reader = spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options).schema(StructType(read_fields))
     folders = _listing_folders(snapshot.table_root, locations)
@@ -337,7 +339,7 @@ def _scan_without_deleted_rows(
     snapshot: Snapshot,
     files: pa.Table,
     read_fields: list[StructField],
-    has_dv: pa.Array,
+    has_dv: pa.ChunkedArray,
     keyed: bool,
     with_row_index: bool,
 ) -> DataFrame:
@@ -407,8 +409,8 @@ def _deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> 
     would broadcast any size. Files are numbered by position in ``files``, as
     ``_scan_dv_files`` numbers them.
     """
-    paths = files.column("path").to_pylist()
-    dvs = files.column(DELETION_VECTOR).combine_chunks()
+    paths = file_paths(files)
+    dvs = cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks())
     descriptors = pa.table(
         {
             _FILE_ID: pa.array(range(len(paths)), pa.int64()),
@@ -426,9 +428,9 @@ def _deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> 
 
 def _word_estimate(files: pa.Table) -> int:
     """An upper bound on the deleted words: per file, its DV's cardinality or a word per 64 rows, whichever is less."""
-    cardinality = pc.fill_null(files.column(DELETION_VECTOR).combine_chunks().field("cardinality"), 0)
+    cardinality = cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks()).field("cardinality").fill_null(0)
     words = pc.add(pc.divide(files.column(NUM_RECORDS), 64), 1)
-    return int(pc.sum(pc.min_element_wise(cardinality, pc.fill_null(words, cardinality))).as_py() or 0)
+    return int(pc.sum(pc.min_element_wise(cardinality, pc.coalesce(words, cardinality))).as_py() or 0)
 
 
 def _broadcast_threshold(spark: SparkSession) -> int:

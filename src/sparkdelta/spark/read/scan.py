@@ -17,6 +17,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from ...exceptions import DeltaAnalysisException
 from ...kernel import Snapshot
 from ...kernel import skipping as S
+from ...kernel.file_actions import file_paths
 from ...kernel.scan import conjunction
 from ..options import DeltaOptions
 from ..paths import spark_file_uris
@@ -122,7 +123,7 @@ def input_files_from_log(original: Any) -> Any:
         info = scan_info(self)
         if info is None or info.files is None:
             return original(self)
-        return [input_file_name(key) for key in spark_file_uris(info.snapshot.table_root, info.files.column("path").to_pylist())]
+        return [input_file_name(key) for key in spark_file_uris(info.snapshot.table_root, file_paths(info.files))]
 
     input_files.__doc__ = original.__doc__
     return input_files

@@ -36,7 +36,7 @@ from .dialect import (
     ShowTblProperties,
     Vacuum,
 )
-from .reads import SparkSql, delta_location, evaluate, table_name, time_travel_options
+from .reads import SparkSql, StatementHandler, delta_location, evaluate, table_name, time_travel_options
 
 
 def _is_path(table: exp.Table) -> bool:
@@ -182,7 +182,7 @@ def clone(spark: SparkSession, statement: CloneTable, original_sql: SparkSql) ->
     return spark.range(0).select()
 
 
-HANDLERS = {
+HANDLERS: dict[type[exp.Expression], StatementHandler] = {
     DescribeHistory: describe_history,
     DescribeDetail: describe_detail,
     ShowTblProperties: show_tblproperties,

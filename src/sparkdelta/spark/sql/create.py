@@ -29,7 +29,8 @@ def _literal(node: exp.Expression) -> str:
 
 def _properties(create: exp.Create) -> dict[type, list[exp.Expression]]:
     found: dict[type, list[exp.Expression]] = {}
-    for prop in create.args.get("properties").expressions if create.args.get("properties") else []:
+    properties = create.args.get("properties")
+    for prop in properties.expressions if properties else []:
         found.setdefault(type(prop), []).append(prop)
     return found
 

@@ -9,7 +9,7 @@ mistake in one is reported with its line and column and an unsupported clause by
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -84,7 +84,8 @@ class DeltaSpark(Spark):
         KEYWORDS = {k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k not in ("VACUUM", "OPTIMIZE")}
         COMMANDS = Spark.Tokenizer.COMMANDS - {TokenType.SHOW}
 
-    class Generator(Spark.Generator):
+    # sqlglot declares a dialect's Generator and Parser as class attributes, which mypy takes for variables.
+    class Generator(Spark.Generator):  # type: ignore[valid-type,misc]
         TRANSFORMS = {
             **Spark.Generator.TRANSFORMS,
             exp.JSONExtract: lambda self, e: (
@@ -102,7 +103,7 @@ class DeltaSpark(Spark):
                 return "".join(self.json_path_part(part) for part in expression.expressions[1:]).lstrip(".")
             return super().jsonpath_sql(expression)
 
-    class Parser(Spark.Parser):
+    class Parser(Spark.Parser):  # type: ignore[valid-type,misc]
         # Spark 4's ``v:path`` extracts from a variant, as in Databricks SQL.
         COLON_IS_VARIANT_EXTRACT = True
 
@@ -278,7 +279,8 @@ def at_version(spec: str, parser: Any = None) -> exp.Version:
 
 def parse(text: str) -> list[exp.Expression]:
     """Every statement in ``text``; a ParseError names the line and column."""
-    return [s for s in sqlglot.parse(text, dialect=DeltaSpark) if s is not None]
+    # sqlglot types the statements as its ``Expr`` trait; each is an Expression.
+    return [cast(exp.Expression, s) for s in sqlglot.parse(text, dialect=DeltaSpark) if s is not None]
 
 
 def parse_or_none(text: str) -> list[exp.Expression] | None:

@@ -25,7 +25,7 @@ from ..storage import open_table
 from ..write.dataframe import write_dataframe
 from .commands import delta_table
 from .dialect import DeltaSpark
-from .reads import SparkSql, delta_location, query_dataframe, table_name
+from .reads import SparkSql, StatementHandler, delta_location, query_dataframe, table_name
 
 
 def _allow_only(statement: exp.Expression, what: str, allowed: set[str]) -> None:
@@ -227,4 +227,9 @@ def _positional_columns(snapshot: Any, columns: list[str] | None, count: int, na
     )
 
 
-HANDLERS = {exp.Delete: delete, exp.Update: update, exp.Merge: merge, exp.Insert: insert}
+HANDLERS: dict[type[exp.Expression], StatementHandler] = {
+    exp.Delete: delete,
+    exp.Update: update,
+    exp.Merge: merge,
+    exp.Insert: insert,
+}

@@ -29,6 +29,8 @@ from ..read.scan import load
 from .dialect import DeltaSpark, at_version
 
 SparkSql = Callable[..., DataFrame]
+# Runs one kind of statement; it is given a statement of the class it is registered for.
+StatementHandler = Callable[[SparkSession, Any, SparkSql], DataFrame]
 
 
 def table_name(table: exp.Table) -> str:
@@ -60,7 +62,10 @@ def delta_location(spark: SparkSession, table: exp.Table) -> str | None:
 
 def evaluate(spark: SparkSession, sql_expression: exp.Expression, original_sql: SparkSql) -> Any:
     """The value of a constant expression (``current_timestamp() - INTERVAL 1 HOUR``), computed by Spark."""
-    return original_sql(spark, f"SELECT {sql_expression.sql(dialect='spark')}").first()[0]
+    row = original_sql(spark, f"SELECT {sql_expression.sql(dialect='spark')}").first()
+    if row is None:
+        raise DeltaAnalysisException(f"Spark gave no value for {sql_expression.sql(dialect='spark')}")
+    return row[0]
 
 
 def time_travel_options(spark: SparkSession, table: exp.Table, original_sql: SparkSql) -> DeltaOptions:
@@ -98,7 +103,7 @@ def load_reference(spark: SparkSession, table: exp.Table, original_sql: SparkSql
     return load(spark, location, time_travel_options(spark, table, original_sql))
 
 
-def _cte_names(statement: exp.Expression) -> set[str]:
+def _cte_names(statement: exp.Expression | exp.Query) -> set[str]:
     return {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
 
 
@@ -182,7 +187,7 @@ def delta_views(
                 spark.catalog.dropTempView(view)
 
 
-def has_delta_reference(spark: SparkSession, statement: exp.Expression) -> bool:
+def has_delta_reference(spark: SparkSession, statement: exp.Expression | exp.Query) -> bool:
     ctes = _cte_names(statement)
     for table in statement.find_all(exp.Table):
         if isinstance(table.this, exp.Anonymous) and table.this.name.lower() == "table_changes":

@@ -10,7 +10,7 @@ DataFrame of the last statement is returned. ``spark.sql`` itself is routed here
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
@@ -66,12 +66,17 @@ def _bound(statement: exp.Expression, args: Any) -> exp.Expression:
         if not isinstance(node, exp.Placeholder):
             return node
         if positional is not None:
-            return exp.convert(next(positional))
+            return _literal(next(positional))
         if not isinstance(args, dict) or node.name not in args:
             raise DeltaAnalysisException(f"no value given for the parameter :{node.name}")
-        return exp.convert(args[node.name])
+        return _literal(args[node.name])
 
     return statement.transform(bind)
+
+
+def _literal(value: Any) -> exp.Expression:
+    # sqlglot types ``convert``'s result as its ``Expr`` trait; it is an Expression.
+    return cast(exp.Expression, exp.convert(value))
 
 
 def _passing_args(original_sql: SparkSql, text: str, args: Any) -> SparkSql:

@@ -25,11 +25,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
@@ -51,7 +50,7 @@ from ...kernel.clustering import clustering_columns
 from ...kernel.column_mapping import mapping_mode
 from ...kernel.create_table import create_table, overwrite_schema
 from ...kernel.features import metadata_features
-from ...kernel.file_actions import remove_actions
+from ...kernel.file_actions import file_paths, remove_actions
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.protocol import require_writable
 from ...kernel.scan import num_records
@@ -265,7 +264,7 @@ def _dynamic_partition_overwrite(df: DataFrame, options: DeltaOptions) -> bool:
 
 def record_counts(adds: list[AddFile]) -> list[int]:
     """Rows in each file this library wrote (its stats always hold ``numRecords``; 0 without stats)."""
-    return pc.fill_null(num_records(pa.array([a.stats for a in adds], pa.string())), 0).to_pylist()
+    return cast(list[int], num_records(pa.array([a.stats for a in adds], pa.string())).fill_null(0).to_pylist())
 
 
 @dataclass
@@ -460,7 +459,7 @@ def _write(
     if replace_where and snapshot is not None:
         checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
         replaced, kept_rows = files_to_replace(df.sparkSession, snapshot, replace_where)
-        transaction.mark_files_read(replaced.column("path").to_pylist())
+        transaction.mark_files_read(file_paths(replaced))
         if kept_rows is not None:
             data = enforce(data, checks).unionByName(enforce(kept_rows, table_constraints(schema, configuration)))
             checks = []
@@ -484,7 +483,7 @@ def _write(
             targets = replaced
         elif dynamic:
             targets = files_in_partitions(snapshot, [a.partition_values for a in adds])
-            transaction.mark_files_read(targets.column("path").to_pylist())
+            transaction.mark_files_read(file_paths(targets))
         else:
             transaction.mark_read_whole_table()
         removes = remove_actions(targets, data_change)

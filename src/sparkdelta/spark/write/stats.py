@@ -132,12 +132,14 @@ def file_stats(metadata: pq.FileMetaData, indexed: set[tuple[str, ...]], path: s
             chunk = group.column(i)
             leaf = leaves.setdefault(column_path, {"min": None, "max": None, "nulls": 0, "complete": True})
             stats = chunk.statistics
-            if stats is None or not stats.has_null_count:
+            # pyarrow-stubs misspell ``has_null_count`` (hash_null_count).
+            null_count = stats.null_count if stats is not None and stats.has_null_count else None  # type: ignore[attr-defined]
+            if null_count is None:
                 leaf["nulls"] = None
             elif leaf["nulls"] is not None:
-                leaf["nulls"] += stats.null_count
+                leaf["nulls"] += null_count
             if stats is None or not stats.has_min_max:
-                if chunk.num_values > (stats.null_count if stats is not None and stats.has_null_count else 0):
+                if chunk.num_values > (null_count or 0):
                     leaf["complete"] = False
                 continue
             leaf["min"] = stats.min if leaf["min"] is None else min(leaf["min"], stats.min)

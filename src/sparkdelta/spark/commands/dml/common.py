@@ -41,7 +41,7 @@ import contextlib
 import time
 from collections.abc import Iterator
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,7 +52,7 @@ from ....kernel import AddCDCFile, AddFile, Metadata, Protocol, Snapshot, Table
 from ....kernel import skipping as S
 from ....kernel.actions import Action
 from ....kernel.command_result import NOTHING_COMMITTED, CommandResult
-from ....kernel.file_actions import remove_actions
+from ....kernel.file_actions import file_paths, remove_actions
 from ....kernel.protocol import require_writable
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...read.parquet import read_files, spark_schema, without_field_metadata
@@ -165,7 +165,11 @@ def logical_rows(files: pa.Table) -> int:
     The row counts of metadata-only deletes, as delta-spark reports them.
     """
     physical = pc.sum(files.column(NUM_RECORDS)).as_py() if files.num_rows else 0
-    deleted = pc.sum(files.column(DELETION_VECTOR).combine_chunks().field("cardinality")).as_py() if files.num_rows else 0
+    deleted = (
+        pc.sum(cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks()).field("cardinality")).as_py()
+        if files.num_rows
+        else 0
+    )
     return int(physical or 0) - int(deleted or 0)
 
 
@@ -215,7 +219,7 @@ def _partition_expression(predicate: S.Predicate | None, partition_columns: tupl
         if isinstance(p, (S.Compare, S.In, S.IsNull)) and len(p.column.path) == 1 and p.column.path[0].lower() in names:
             field = pc.field(names[p.column.path[0].lower()])
             if isinstance(p, S.IsNull):
-                return field.is_valid() if p.negated else field.is_null()
+                return pc.is_valid(field) if p.negated else field.is_null()
             if isinstance(p, S.In):
                 return field.isin([v.value for v in p.values])
             value = pc.scalar(p.value.value)
@@ -298,7 +302,7 @@ class DmlCommit:
         """
         if predicate is None and condition is not None:
             predicate = kernel_predicate(self.spark, self.snapshot, condition)
-        self.transaction.mark_files_read(files.column("path").to_pylist())
+        self.transaction.mark_files_read(file_paths(files))
         self.transaction.mark_read_predicate(_partition_expression(predicate, self.snapshot.partition_columns))
 
     @property
@@ -317,7 +321,7 @@ class DmlCommit:
         self.actions.extend(remove_actions(files, data_change=True))
         self.metrics["numRemovedFiles"] += files.num_rows
         self.metrics["numRemovedBytes"] += int(pc.sum(files.column("size")).as_py() or 0)
-        self.metrics["numDeletionVectorsRemoved"] += int(pc.sum(files.column(DELETION_VECTOR).is_valid()).as_py() or 0)
+        self.metrics["numDeletionVectorsRemoved"] += files.num_rows - files.column(DELETION_VECTOR).null_count
 
     def add_rows(self, rows: DataFrame) -> list[AddFile]:
         """Write ``rows`` (the table's columns, by name) as new data files; constraints checked in the job."""

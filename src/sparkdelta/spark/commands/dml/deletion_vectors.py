@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -28,11 +29,11 @@ from ....kernel import AddFile, Snapshot
 from ....kernel.actions import Action
 from ....kernel.deletion_vectors import (
     DeletionVectorDescriptor,
-    DeletionVectorError,
     bitmap_of,
     read_deletion_vector,
     write_deletion_vectors,
 )
+from ....kernel.errors import DeletionVectorError
 from ....kernel.file_actions import remove_actions
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS
 from ....kernel.storage import Storage
@@ -55,19 +56,18 @@ _RESULT = StructType(
         StructField(_DV_FILE, StringType()),
     ]
 )
-_RESULT_ARROW = pa.schema(
-    [
-        pa.field("path", pa.string(), False),
-        pa.field(MATCHED_ROWS_COLUMN, pa.int64(), False),
-        pa.field(_NUM_RECORDS, pa.int64(), False),
-        pa.field("storageType", pa.string()),
-        pa.field("pathOrInlineDv", pa.string()),
-        pa.field("offset", pa.int32()),
-        pa.field("sizeInBytes", pa.int32()),
-        pa.field("cardinality", pa.int64()),
-        pa.field(_DV_FILE, pa.string()),
-    ]
-)
+_RESULT_ARROW_FIELDS: list[pa.Field] = [
+    pa.field("path", pa.string(), False),
+    pa.field(MATCHED_ROWS_COLUMN, pa.int64(), False),
+    pa.field(_NUM_RECORDS, pa.int64(), False),
+    pa.field("storageType", pa.string()),
+    pa.field("pathOrInlineDv", pa.string()),
+    pa.field("offset", pa.int32()),
+    pa.field("sizeInBytes", pa.int32()),
+    pa.field("cardinality", pa.int64()),
+    pa.field(_DV_FILE, pa.string()),
+]
+_RESULT_ARROW = pa.schema(_RESULT_ARROW_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,10 @@ class DeletedRows:
 
 def _file_info(files: pa.Table) -> pa.Table:
     """What a task needs per candidate file (scan files): its current DV and its record count."""
-    dvs = files.column(DELETION_VECTOR).combine_chunks()
-    columns = {"path": files.column("path"), _NUM_RECORDS: files.column(NUM_RECORDS)}
-    return pa.table({**columns, **{name: dvs.field(name) for name in _DV_FIELDS}})
+    dvs = cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks())
+    columns: list[pa.Array | pa.ChunkedArray] = [files.column("path"), files.column(NUM_RECORDS)]
+    columns += [dvs.field(name) for name in _DV_FIELDS]
+    return pa.Table.from_arrays(columns, names=["path", _NUM_RECORDS, *_DV_FIELDS])
 
 
 def _physical_rows(storage: Storage, root: str, path: str) -> int:
@@ -114,7 +115,7 @@ def _rows_by_file(batches: Iterator[pa.RecordBatch]) -> dict[str, BitMap64]:
         values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
         ends = np.cumsum(pc.list_value_length(lists).to_numpy(zero_copy_only=False))
         starts = ends - pc.list_value_length(lists).to_numpy(zero_copy_only=False)
-        for path, start, end in zip(grouped.column(FILE_PATH_COLUMN).to_pylist(), starts, ends, strict=True):
+        for path, start, end in zip(cast(list[str], grouped.column(FILE_PATH_COLUMN).to_pylist()), starts, ends, strict=True):
             indexes = bitmap_of(values[start:end])
             if path in bitmaps:
                 bitmaps[path] |= indexes
@@ -188,7 +189,7 @@ def store_deletion_vectors(spark: SparkSession, snapshot: Snapshot, files: pa.Ta
     pairs = rows.select(FILE_PATH_COLUMN, ROW_INDEX_COLUMN).repartition(tasks, FILE_PATH_COLUMN)
     store = partial(_store_task, snapshot.storage, root, _file_info(files))
     results = pairs.mapInArrow(store, _RESULT).toArrow()
-    written = pc.unique(results.column(_DV_FILE).drop_null()).to_pylist()
+    written = cast(list[str], pc.unique(results.column(_DV_FILE).drop_null()).to_pylist())
     touched = files.filter(pc.is_in(files.column("path"), value_set=results.column("path")))
     positions = pc.index_in(touched.column("path"), value_set=results.column("path"))
     touched = touched.append_column(MATCHED_ROWS_COLUMN, pc.take(results.column(MATCHED_ROWS_COLUMN), positions))

@@ -148,8 +148,8 @@ def _matching_predicate(
                 return None, True, []
             low_literal, high_literal = _literal(low, type_name), _literal(high, type_name)
             if low_literal is not None and high_literal is not None:
-                column = S.Column((name,))
-                found += [S.Compare(">=", column, low_literal), S.Compare("<=", column, high_literal)]
+                key_column = S.Column((name,))
+                found += [S.Compare(">=", key_column, low_literal), S.Compare("<=", key_column, high_literal)]
     return _and(found), False, ranges
 
 
@@ -163,10 +163,10 @@ def _holding_source_keys(
     if not 1 < len(candidates) <= MAX_FILES_FOR_KEY_JOIN:
         return keep
     stats = S.FileStats(files.column("stats").take(candidates).combine_chunks(), snapshot.schema)
-    low, high = stats.bound("minValues", (name,)), stats.bound("maxValues", (name,))
-    if low is None or high is None:
+    low_bounds, high_bounds = stats.bound("minValues", (name,)), stats.bound("maxValues", (name,))
+    if low_bounds is None or high_bounds is None:
         return keep
-    low, high = low.combine_chunks(), high.combine_chunks()
+    low, high = low_bounds.combine_chunks(), high_bounds.combine_chunks()
     known = pc.and_(pc.is_valid(low), pc.is_valid(high))
     bounds = pa.table({"file": candidates.cast(pa.int64()), "low": low, "high": high}).filter(known)
     spark = plan.source.sparkSession
