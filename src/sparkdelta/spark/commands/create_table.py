@@ -27,6 +27,7 @@ from ...kernel.clustering import clustering_columns
 from ...kernel.command_result import CommandResult
 from ...kernel.create_table import NewTable
 from ...kernel.create_table import create_table as new_table
+from ...kernel.features import GENERATION_EXPRESSION
 from ...kernel.file_actions import remove_actions
 from ...kernel.protocol import require_writable
 from .. import catalog
@@ -34,7 +35,7 @@ from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool, property_defaults
 from ..paths import normalize_location
 from ..storage import open_table
 from ..write.dataframe import refuse_data_outside_a_table
-from ..write.generated import GENERATION_EXPRESSION, validate_generated_columns
+from ..write.generated import validate_generated_columns
 from ..write.schema import bare, delta_schema_json
 
 MODES = ("create", "createIfNotExists", "replace", "createOrReplace")
