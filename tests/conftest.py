@@ -75,5 +75,5 @@ def deltaspark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DeltaSpark]
     oracle.close()
 
 
-# Object-store endpoints on loopback (moto's S3 server, Azurite), for tests/test_object_stores.py.
+# Object-store endpoints on loopback (moto's S3 server, Azurite), for tests/kernel/test_object_stores.py.
 from object_stores import azurite, moto_s3  # noqa: E402,F401

@@ -12,6 +12,7 @@ from pyspark.sql.types import StructType
 
 from .builder import DeltaTableBuilder, IdentityGenerator
 from .exceptions import DeltaError, StorageError, TableNotFoundError, spark_surface
+from .kernel import Table
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
 from .spark.catalog import delta_entry
 from .spark.commands.clone import clone_table
@@ -32,7 +33,15 @@ if TYPE_CHECKING:
     from .spark.commands.dml.merge import DeltaMergeBuilder
     from .spark.commands.optimize import DeltaOptimizeBuilder
 
-__all__ = ["DeltaTable", "IdentityGenerator"]
+__all__ = ["DeltaTable", "IdentityGenerator", "kernel_table"]
+
+
+def kernel_table(sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None) -> Table:
+    """The kernel's ``Table`` at ``path``, its storage reached with the session's settings (and
+    ``hadoopConf``) as ``DeltaTable.forPath`` reaches it: for reads of the log that need no
+    Spark job (snapshots, app transactions, history), and the files beside a table. Unlike
+    ``forPath``, ``path`` need not hold a table yet."""
+    return open_table(sparkSession, path, hadoopConf)
 
 
 def _builder(spark: SparkSession | None, mode: str) -> DeltaTableBuilder:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         VersionNotFoundError,
     )
     from .snapshot import Snapshot
+    from .storage import Storage
     from .table import Table
     from .transaction import CommitResult, Transaction
 
@@ -59,6 +60,7 @@ _MODULES = {
         "VersionNotFoundError",
     ),
     "snapshot": ("Snapshot",),
+    "storage": ("Storage",),
     "table": ("Table",),
     "transaction": ("CommitResult", "Transaction"),
 }
@@ -87,6 +89,7 @@ __all__ = [
     "RemoveFile",
     "SetTransaction",
     "Snapshot",
+    "Storage",
     "StorageError",
     "Table",
     "TableNotFoundError",

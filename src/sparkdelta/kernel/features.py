@@ -68,10 +68,12 @@ _ENABLING_PROPERTIES = {
     "delta.enableIcebergCompatV1": "icebergCompatV1",
     "delta.enableIcebergCompatV2": "icebergCompatV2",
 }
+# A generated column's SQL expression, in its field metadata.
+GENERATION_EXPRESSION = "delta.generationExpression"
 # Field metadata keys that need a feature.
 _FIELD_METADATA = {
     "delta.invariants": "invariants",
-    "delta.generationExpression": "generatedColumns",
+    GENERATION_EXPRESSION: "generatedColumns",
     "delta.identity.start": "identityColumns",
     "delta.identity.step": "identityColumns",
     "delta.identity.highWaterMark": "identityColumns",

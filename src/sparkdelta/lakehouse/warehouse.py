@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 
-from ..kernel import Table
-from ..kernel.storage import Storage
-from ..spark.paths import hadoop_path, is_object_store, normalize_location
-from ..spark.storage import open_table
+from ..kernel import Storage, Table
+from ..tables import kernel_table
 
 GOLD_TABLE_NAMES = ("daily_vendor", "daily_zone", "daily_payment", "tips_by_hour")
 
@@ -38,7 +37,10 @@ class Location:
         if isinstance(place, Location):
             return place
         text = os.fspath(place)
-        return cls(text.rstrip("/") if is_object_store(text) else os.path.abspath(normalize_location(text)))
+        parsed = urlparse(text)
+        if parsed.scheme == "file":
+            return cls(os.path.abspath(unquote(parsed.path)))
+        return cls(text.rstrip("/") if "://" in text else os.path.abspath(text))
 
     def __truediv__(self, name: str) -> Location:
         return Location(f"{self.uri}/{name}")
@@ -49,7 +51,10 @@ class Location:
     @property
     def spark_path(self) -> str:
         """The location as Spark's file sources take it (``s3a://`` for S3)."""
-        return hadoop_path(normalize_location(self.uri))
+        scheme, url, rest = self.uri.partition("://")
+        if not url:
+            return f"file://{self.uri}"
+        return f"s3a://{rest}" if scheme.lower() == "s3" else self.uri
 
     @property
     def name(self) -> str:
@@ -62,7 +67,7 @@ class Location:
 
 def table_at(location: Location) -> Table:
     """The Delta log at ``location``, reached with the active session's storage settings."""
-    return open_table(SparkSession.active(), str(location))
+    return kernel_table(SparkSession.active(), str(location))
 
 
 def storage_at(location: Location) -> tuple[Storage, str]:

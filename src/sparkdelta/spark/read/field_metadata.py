@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from ...kernel.column_mapping import INTERNAL_FIELD_KEYS
-from ..write.generated import GENERATION_EXPRESSION
+from ...kernel.features import GENERATION_EXPRESSION
 
 IDENTITY_INFO_START = "delta.identity.start"
 _IDENTITY_KEYS = (

@@ -7,14 +7,16 @@ Run by ``sql_runner``: ``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(column
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructField, _parse_datatype_string
 from sqlglot import exp
 
-from ...builder import DeltaTableBuilder
 from ...exceptions import DeltaAnalysisException
 from ..catalog import DELTA_PROVIDER, delta_entry, lookup, register
+from ..commands.create_table import TableSpec, column, create_table, with_column
 from ..named_tables import save_as_table
 from ..options import DeltaOptions
 from ..paths import normalize_location
@@ -96,29 +98,37 @@ class CreateTableStatement:
 
     @property
     def mode(self) -> str:
-        """The builder mode this statement means."""
+        """The create mode this statement means."""
         if self.replace:
             return "createOrReplace"
         return "createIfNotExists" if self.if_not_exists else "create"
 
 
-def _add_column(builder: Any, column: exp.ColumnDef) -> Any:
+def _column(column_def: exp.ColumnDef) -> StructField:
     nullable, generated, comment = True, None, None
-    for constraint in column.args.get("constraints") or []:
+    for constraint in column_def.args.get("constraints") or []:
         kind = constraint.args.get("kind")
         if isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
             nullable = False
         elif isinstance(kind, exp.ComputedColumnConstraint):
             generated = kind.this.sql(dialect=DeltaSpark)
         elif isinstance(kind, (exp.GeneratedAsIdentityColumnConstraint,)):
-            raise DeltaAnalysisException(f"column {column.name}: identity columns are not supported yet")
+            raise DeltaAnalysisException(f"column {column_def.name}: identity columns are not supported yet")
         elif isinstance(kind, exp.CommentColumnConstraint):
             comment = _literal(kind.this)
         else:
-            raise DeltaAnalysisException(f"column {column.name}: unsupported column constraint {constraint.sql(dialect='spark')}")
-    return builder.addColumn(
-        column.name, column.args["kind"].sql(dialect=DeltaSpark), nullable=nullable, generatedAlwaysAs=generated, comment=comment
-    )
+            raise DeltaAnalysisException(
+                f"column {column_def.name}: unsupported column constraint {constraint.sql(dialect='spark')}"
+            )
+    data_type = _parse_datatype_string(column_def.args["kind"].sql(dialect=DeltaSpark))
+    return column(column_def.name, data_type, nullable, generated, comment)
+
+
+def _columns(fields: Iterable[StructField]) -> tuple[StructField, ...]:
+    columns: tuple[StructField, ...] = ()
+    for field in fields:
+        columns = with_column(columns, field)
+    return columns
 
 
 def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_sql: Any) -> None:
@@ -159,24 +169,25 @@ def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_
 
 
 def _create_clustered_as_select(spark: SparkSession, statement: CreateTableStatement, df: DataFrame) -> None:
-    """CTAS with CLUSTER BY: the table is created clustered (builder), then the rows appended,
-    so it takes two commits where delta-spark takes one."""
+    """CTAS with CLUSTER BY: the table is created clustered (the CREATE TABLE command), then
+    the rows appended, so it takes two commits where delta-spark takes one."""
 
-    builder = DeltaTableBuilder(spark, statement.mode)
-    builder = builder.location(statement.path) if statement.path is not None else builder.tableName(statement.name)
-    if statement.location is not None:
-        builder = builder.location(statement.location)
-    builder = builder.addColumns(df.schema).clusterBy(*statement.cluster_by)
-    if statement.comment:
-        builder = builder.comment(statement.comment)
-    for key, value in statement.properties.items():
-        builder = builder.property(key, value)
+    location = statement.location if statement.location is not None else statement.path
+    spec = TableSpec(
+        statement.mode,
+        name=statement.name if statement.path is None else None,
+        location=location,
+        columns=_columns(df.schema.fields),
+        clustering_columns=tuple(statement.cluster_by),
+        properties=statement.properties,
+        comment=statement.comment or None,
+    )
     exists = (
         open_table(spark, statement.path).exists() if statement.path is not None else lookup(spark, statement.name) is not None
     )
     if statement.if_not_exists and exists:
         return
-    write_dataframe(df, builder.create_table(), "append", None, DeltaOptions())
+    write_dataframe(df, create_table(spark, spec).location, "append", None, DeltaOptions())
 
 
 def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
@@ -194,26 +205,20 @@ def _create(spark: SparkSession, statement: CreateTableStatement) -> None:
         register(spark, statement.name, normalize_location(statement.location), managed=False)
         return
 
-    builder = DeltaTableBuilder(spark, statement.mode)
-    if statement.path is not None:
-        if statement.location is not None:
-            raise DeltaAnalysisException(f"{statement.name}: a path table takes no LOCATION")
-        builder = builder.location(statement.path)
-    else:
-        builder = builder.tableName(statement.name)
-    for column in statement.columns:
-        builder = _add_column(builder, column)
-    if statement.partition_by:
-        builder = builder.partitionedBy(*statement.partition_by)
-    if statement.cluster_by:
-        builder = builder.clusterBy(*statement.cluster_by)
-    if statement.location:
-        builder = builder.location(statement.location)
-    if statement.comment:
-        builder = builder.comment(statement.comment)
-    for key, value in statement.properties.items():
-        builder = builder.property(key, value)
-    builder.create_table()
+    if statement.path is not None and statement.location is not None:
+        raise DeltaAnalysisException(f"{statement.name}: a path table takes no LOCATION")
+    columns = _columns(_column(c) for c in statement.columns)
+    spec = TableSpec(
+        statement.mode,
+        name=statement.name if statement.path is None else None,
+        location=statement.path if statement.path is not None else statement.location or None,
+        columns=columns,
+        partition_columns=tuple(statement.partition_by),
+        clustering_columns=tuple(statement.cluster_by),
+        properties=statement.properties,
+        comment=statement.comment or None,
+    )
+    create_table(spark, spec)
 
 
 def run_delta_statement(spark: SparkSession, statement: exp.Expression, run_sql: Any) -> DataFrame:

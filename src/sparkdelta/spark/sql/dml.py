@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
 from ...kernel.command_result import CommandResult
+from ...kernel.features import GENERATION_EXPRESSION
 from ..commands.dml.delete import delete as delete_rows
 from ..commands.dml.merge import DeltaMergeBuilder, merge_builder, merge_frame
 from ..commands.dml.merge import merge as merge_rows
@@ -218,7 +219,7 @@ def _positional_columns(snapshot: Any, columns: list[str] | None, count: int, na
     every = [f.name for f in fields]
     if count == len(every):
         return every
-    stored = [f.name for f in fields if "delta.generationExpression" not in (f.metadata or {})]
+    stored = [f.name for f in fields if GENERATION_EXPRESSION not in (f.metadata or {})]
     if count == len(stored):
         return stored
     raise DeltaAnalysisException(

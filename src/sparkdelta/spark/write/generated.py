@@ -16,9 +16,8 @@ from pyspark.sql.types import StructField, StructType
 from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
+from ...kernel.features import GENERATION_EXPRESSION
 from .constraints import Constraint
-
-GENERATION_EXPRESSION = "delta.generationExpression"
 
 
 def generation_expressions(schema: StructType) -> dict[str, str]:

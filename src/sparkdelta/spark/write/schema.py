@@ -12,8 +12,9 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructT
 
 from ...exceptions import DeltaAnalysisException
 from ...kernel.column_mapping import INTERNAL_FIELD_KEYS
+from ...kernel.features import GENERATION_EXPRESSION
 from ...kernel.schema import parse_schema
-from .generated import GENERATION_EXPRESSION, generated_value
+from .generated import generated_value
 
 # Field metadata a DataFrame may carry from the table it was read from, which belongs to
 # that table only: its column mapping, generated and identity columns.

@@ -33,9 +33,9 @@ from pyspark.sql.types import DataType, LongType, StringType, StructField, Struc
 
 from ....exceptions import DeltaAnalysisException
 from ....kernel import Metadata, Protocol, Snapshot, metadata_change
+from ....kernel.features import GENERATION_EXPRESSION
 from ...conf import SCHEMA_AUTO_MERGE, get_bool
 from ...read.parquet import ROW_INDEX_COLUMN, spark_schema, without_field_metadata
-from ...write.generated import GENERATION_EXPRESSION
 from ...write.schema import bare, delta_schema_json, new_table_schema
 from .assignments import conform, resolve_assignments, struct_update
 from .common import FILE_PATH_COLUMN

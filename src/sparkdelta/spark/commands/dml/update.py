@@ -22,8 +22,9 @@ from pyspark.sql.types import DataType, StructField
 from ....exceptions import DeltaAnalysisException
 from ....kernel import Snapshot, Table
 from ....kernel.command_result import CommandResult
+from ....kernel.features import GENERATION_EXPRESSION
 from ...read.parquet import spark_schema, without_field_metadata
-from ...write.generated import GENERATION_EXPRESSION, generated_value
+from ...write.generated import generated_value
 from .assignments import resolve_assignments, struct_update
 from .common import (
     CHANGE_TYPE_COLUMN,

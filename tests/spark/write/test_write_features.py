@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from sparkdelta.exceptions import (
     UnsupportedFeatureError,
 )
 from sparkdelta.kernel import Metadata, Protocol, Table
+from sparkdelta.spark.commands.create_table import TableSpec, create_table
 
 ID = "delta.columnMapping.id"
 PHYSICAL = "delta.columnMapping.physicalName"
@@ -582,6 +584,19 @@ def test_create_replace_and_create_if_not_exists_on_existing_and_missing_tables(
     assert spark.read.format("delta").option("versionAsOf", 1).load(path).count() == 1
     assert [h.operation for h in replaced.history().collect()] == ["REPLACE TABLE", "WRITE", "CREATE TABLE"]
     assert deltalake.DeltaTable(path).to_pyarrow_table().num_rows == 0
+
+
+def test_the_create_table_command_reports_its_commit(spark: SparkSession, tmp_path: Path) -> None:
+    """The command both DeltaTableBuilder and SQL's CREATE TABLE run returns the table's location and its commit."""
+    path = str(tmp_path / "t")
+    spec = TableSpec("create", location=path, columns=(StructField("x", IntegerType()),))
+    created = create_table(spark, spec)
+    assert (created.location, created.name, created.version) == (Table(path).root, None, 0)
+    existing = create_table(spark, replace(spec, mode="createIfNotExists"))
+    assert (existing.location, existing.commit) == (Table(path).root, None)
+    assert create_table(spark, replace(spec, mode="createOrReplace")).version == 1
+    with pytest.raises(ValueError, match="unknown create mode"):
+        TableSpec("overwrite", location=path)
 
 
 def test_builder_refusals(spark: SparkSession, tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ from deltalake import DeltaTable as DeltaRsTable
 from oracles import CONFORMANCE
 
 SPARK_HOME = Path(pyspark.__file__).parent
-JOB = Path(__file__).with_name("cluster_job.py")
+JOB = Path(__file__).resolve().parents[1] / "cluster_job.py"
 COLUMN_MAPPED = "table-with-columnmapping-mode-name"
 START_TIMEOUT = 90.0
 JOB_TIMEOUT = 300.0

@@ -26,7 +26,7 @@ from sparkdelta.kernel import Table
 from sparkdelta.spark.sql.runner import split_statements
 from sparkdelta.tables import DeltaTable
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "shared" / "examples" / "scenarios.sql"
+SCENARIOS = Path(__file__).resolve().parents[3] / "shared" / "examples" / "scenarios.sql"
 TIMING_METRICS = {"executionTimeMs", "scanTimeMs", "rewriteTimeMs", "materializeSourceTimeMs"}
 
 pytestmark = pytest.mark.skipif(not SCENARIOS.exists(), reason="../shared/examples/scenarios.sql is absent")
