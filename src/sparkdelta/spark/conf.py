@@ -14,6 +14,8 @@ from typing import Generic, TypeVar
 
 from pyspark.sql import SparkSession
 
+from ..exceptions import DeltaIllegalArgumentException
+
 _T = TypeVar("_T")
 
 
@@ -52,7 +54,7 @@ def get_bool(spark: SparkSession, setting: Setting[bool]) -> bool:
     if value is None:
         return setting.default
     if value.lower() not in ("true", "false"):
-        raise ValueError(f"{setting.key} should be boolean, but was {value}")
+        raise DeltaIllegalArgumentException(f"{setting.key} should be boolean, but was {value}")
     return value.lower() == "true"
 
 
@@ -64,7 +66,7 @@ def get_int(spark: SparkSession, setting: Setting[int]) -> int:
     try:
         return int(value)
     except ValueError:
-        raise ValueError(f"{setting.key} should be int, but was {value}") from None
+        raise DeltaIllegalArgumentException(f"{setting.key} should be int, but was {value}") from None
 
 
 def get_str(spark: SparkSession, setting: Setting[_T]) -> str | _T:

@@ -31,6 +31,7 @@ from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StructField, StructType
 
+from ...exceptions import DeltaIllegalArgumentException
 from ...kernel import Snapshot
 from ...kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_vector
 from ...kernel.file_actions import file_paths
@@ -438,7 +439,7 @@ def _broadcast_threshold(spark: SparkSession) -> int:
     value = (spark.conf.get("spark.sql.autoBroadcastJoinThreshold") or "10MB").strip().lower()
     match = re.fullmatch(r"(-?\d+)\s*([kmgtp]?)b?", value)
     if match is None:
-        raise ValueError(f"spark.sql.autoBroadcastJoinThreshold={value!r} is not a byte size")
+        raise DeltaIllegalArgumentException(f"spark.sql.autoBroadcastJoinThreshold={value!r} is not a byte size")
     return int(match.group(1)) * _BYTE_UNITS[match.group(2)]
 
 
