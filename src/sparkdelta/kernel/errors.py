@@ -112,6 +112,11 @@ class ChangeDataFeedError(DeltaError):
     """A change feed that cannot be read: CDF off for a version, a bad range, a cleaned-up log."""
 
 
+class StreamingSourceError(DeltaError):
+    """A stream over a Delta table that cannot go on: a change its options do not allow, a
+    schema change, a starting point the table lacks, a commit gone from the log."""
+
+
 class CloneTargetExistsError(DeltaError):
     """The clone's target already holds a Delta table (and ``replace`` was not asked) or other data files."""
 

@@ -26,6 +26,7 @@ from .options import DeltaOptions, keyed, option_key
 from .read.scan import filter_with_pruning, input_files_from_log
 from .read.scan import load as load_delta
 from .sql.runner import run_sql
+from .stream.reader import install_stream_reader
 from .write.dataframe import write_dataframe
 from .write.post_commit import register_post_commit_hook
 
@@ -226,4 +227,5 @@ def install() -> None:
     SparkSession.table = _session_table(SparkSession.table)  # type: ignore[method-assign]
     SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
     register_post_commit_hook("auto compaction", auto_compact)
+    install_stream_reader()
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]

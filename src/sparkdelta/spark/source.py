@@ -1,17 +1,22 @@
-"""The ``delta`` provider in Spark's catalog, as a Python data source.
+"""The ``delta`` provider in Spark's catalog and streams, as a Python data source.
 
 Spark's catalog only records a table whose provider it can resolve, so sparkdelta
 registers a Python data source named ``delta``. It answers schema questions from the
-Delta log (``CREATE TABLE t USING delta LOCATION '...'`` over an existing table). It does
-not scan data: that API has no column pruning and runs at half of native speed, so named
-tables are read natively through ``spark.table`` and ``DeltaTable.forName``.
+Delta log (``CREATE TABLE t USING delta LOCATION '...'`` over an existing table), and
+serves ``readStream.format("delta")`` (``stream/source.py``). It does not scan data in
+batch: that API has no column pruning and runs at half of native speed, so batch reads
+are native scans through ``format("delta").load``, ``spark.table`` and ``DeltaTable``.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceReader
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 from pyspark.sql.types import StructType
+
+from .paths import normalize_location
+from .stream.options import stream_options
+from .stream.source import DeltaStreamReader, open_source_table, stream_schema
 
 
 class DeltaSource(DataSource):
@@ -21,15 +26,18 @@ class DeltaSource(DataSource):
     def name(cls) -> str:
         return "delta"
 
-    def schema(self) -> StructType:
-        from ..kernel import Table
-
+    def _path(self) -> str:
         path = self.options.get("path")
         if not path:
             raise ValueError("sparkdelta: a Delta table without columns needs a LOCATION holding a Delta table")
-        from .paths import normalize_location
+        return normalize_location(path)
 
-        return StructType.fromJson(Table(normalize_location(path)).snapshot().schema.to_json())
+    def schema(self) -> StructType:
+        snapshot = open_source_table(self._path(), dict(self.options)).snapshot()
+        return stream_schema(snapshot, stream_options(dict(self.options)).read_change_feed)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return DeltaStreamReader(self._path(), dict(self.options), schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         raise ValueError(

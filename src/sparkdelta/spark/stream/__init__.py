@@ -1,0 +1,1 @@
+"""Structured Streaming over Delta tables: the source (``readStream``) and the sink (``writeStream``)."""

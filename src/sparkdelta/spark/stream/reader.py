@@ -1,0 +1,120 @@
+"""``spark.readStream.format("delta")`` and ``readStream.table(name)`` in a Python session.
+
+Spark finds the ``delta`` Python data source by itself; the session's wrappers first check
+the options (a bad one fails at ``load``, as in delta-spark, not at ``start``), resolve a
+table name to its location, and hand the source the session's storage settings.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.streaming.readwriter import DataStreamReader
+
+from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException, spark_errors
+from ..catalog import delta_entry, is_delta_table_name
+from ..paths import is_object_store, normalize_location
+from ..source import ensure_delta_source
+from ..storage import open_table, storage_options
+from .options import stream_options
+from .source import STORAGE_OPTION
+
+DELTA = "delta"
+
+
+def _state(reader: DataStreamReader) -> dict[str, Any]:
+    if "_sparkdelta" not in reader.__dict__:
+        reader.__dict__["_sparkdelta"] = {"format": None, "options": {}, "schema": None}
+    return reader.__dict__["_sparkdelta"]
+
+
+def _recording(original: Callable[..., Any], record: Callable[..., None]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def wrapper(self: DataStreamReader, *args: Any, **kwargs: Any) -> Any:
+        record(_state(self), *args, **kwargs)
+        return original(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _record_format(state: dict[str, Any], source: str) -> None:
+    state["format"] = source.lower()
+
+
+def _record_option(state: dict[str, Any], key: str, value: Any) -> None:
+    state["options"][key] = value
+
+
+def _record_options(state: dict[str, Any], **options: Any) -> None:
+    state["options"].update(options)
+
+
+def _record_schema(state: dict[str, Any], schema: Any) -> None:
+    state["schema"] = schema
+
+
+def _delta_stream(reader: DataStreamReader, path: str, options: dict[str, Any]) -> DataFrame:
+    """The stream over the Delta table at ``path``: options checked, storage settings attached."""
+    spark = reader._spark
+    stream_options(options)
+    location = normalize_location(path)
+    table = open_table(spark, location, options)
+    table.snapshot()  # a missing table fails here, naming its path
+    given = {k: str(v) for k, v in options.items()}
+    if is_object_store(location):
+        given[STORAGE_OPTION] = json.dumps(storage_options(spark, location, options))
+    ensure_delta_source(spark)
+    routed = spark.readStream
+    _state(routed)["routed"] = True  # straight to Spark, which finds the ``delta`` data source
+    return routed.format(DELTA).options(**given).load(location)
+
+
+def _load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
+    @functools.wraps(original)
+    @spark_errors
+    def load(
+        self: DataStreamReader, path: str | None = None, format: str | None = None, schema: Any = None, **options: Any
+    ) -> DataFrame:
+        state = _state(self)
+        if (format or state["format"] or "").lower() != DELTA or state.get("routed"):
+            return original(self, path, format, schema, **options)
+        if schema is not None or state["schema"] is not None:
+            raise DeltaAnalysisException(
+                "Delta does not support specifying the schema at read time: a Delta table's schema is in its log",
+                errorClass="DELTA_UNSUPPORTED_SCHEMA_DURING_READ",
+            )
+        given = {**state["options"], **options}
+        path = path or given.pop("path", None)
+        if not isinstance(path, str):
+            raise DeltaIllegalArgumentException("readStream.format('delta').load() needs one table path")
+        return _delta_stream(self, path, given)
+
+    return load
+
+
+def _table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
+    @functools.wraps(original)
+    @spark_errors
+    def table(self: DataStreamReader, tableName: str) -> DataFrame:
+        if not is_delta_table_name(self._spark, tableName):
+            return original(self, tableName)
+        return _delta_stream(self, delta_entry(self._spark, tableName).location, dict(_state(self)["options"]))
+
+    return table
+
+
+def install_stream_reader() -> None:
+    """Wrap ``DataStreamReader`` once per process."""
+    if getattr(DataStreamReader, "_sparkdelta_installed", False):
+        return
+    DataStreamReader.format = _recording(DataStreamReader.format, _record_format)  # type: ignore[method-assign]
+    DataStreamReader.option = _recording(DataStreamReader.option, _record_option)  # type: ignore[method-assign]
+    DataStreamReader.options = _recording(DataStreamReader.options, _record_options)  # type: ignore[method-assign]
+    DataStreamReader.schema = _recording(DataStreamReader.schema, _record_schema)  # type: ignore[method-assign]
+    DataStreamReader.load = _load(DataStreamReader.load)  # type: ignore[method-assign]
+    DataStreamReader.table = _table(DataStreamReader.table)  # type: ignore[method-assign]
+    DataStreamReader._sparkdelta_installed = True  # type: ignore[attr-defined]
