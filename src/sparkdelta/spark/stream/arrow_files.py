@@ -89,7 +89,7 @@ def _conform(values: pa.Array[Any] | None, delta_type: Any, target: Any, n: int,
         mapped = cast(pa.MapArray, values)
         keys = _conform(mapped.keys, delta_type["keyType"], target.key_type, len(mapped.keys), by_field_id)
         items = _conform(mapped.items, delta_type["valueType"], target.item_type, len(mapped.items), by_field_id)
-        return pa.MapArray.from_arrays(  # type: ignore[call-overload,no-any-return]
+        return pa.MapArray.from_arrays(  # type: ignore[call-overload]
             mapped.offsets, keys, items, type=target, mask=pc.invert(mapped.is_valid()) if mapped.null_count else None
         )
     if values.type.equals(target):
