@@ -41,7 +41,7 @@ INSERT, DELETE = "insert", "delete"
 
 ENTRY = pa.schema(
     cast(
-        list[pa.Field[Any]],
+        "list[pa.Field[Any]]",
         [
             pa.field("path", pa.string()),
             pa.field("size", pa.int64()),
