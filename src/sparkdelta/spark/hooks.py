@@ -26,6 +26,7 @@ from .options import DeltaOptions, keyed, option_key
 from .read.scan import filter_with_pruning, input_files_from_log
 from .read.scan import load as load_delta
 from .sql.runner import run_sql
+from .stream.sink import install_stream_writer
 from .write.dataframe import write_dataframe
 from .write.post_commit import register_post_commit_hook
 
@@ -204,7 +205,7 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
 
 
 def install() -> None:
-    """Wrap the reader, the writer and ``DataFrame.filter`` once per process."""
+    """Wrap the reader, the writer, the stream writer and ``DataFrame.filter`` once per process."""
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     for cls in (DataFrameReader, DataFrameWriter):
@@ -226,4 +227,5 @@ def install() -> None:
     SparkSession.table = _session_table(SparkSession.table)  # type: ignore[method-assign]
     SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
     register_post_commit_hook("auto compaction", auto_compact)
+    install_stream_writer()
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]

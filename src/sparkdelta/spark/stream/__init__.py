@@ -1,0 +1,1 @@
+"""Structured Streaming on Delta tables: ``readStream`` and ``writeStream`` with ``format("delta")``."""
