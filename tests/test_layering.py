@@ -1,10 +1,10 @@
 """The package's layers import downwards only, read from the source with ``ast`` (no import runs).
 
-Surfaces (``tables.py``, ``builder.py``, ``spark/sql/``, hooks) over ``spark/commands`` over
-``spark/write`` over ``spark/read`` over the kernel, which never imports Spark; the
-lakehouse app uses the public modules only; and the README's Architecture table names
-files that exist. Only module-level imports count (``if TYPE_CHECKING:`` blocks do not
-run; imports inside functions are deliberate late loads).
+Surfaces (``tables.py``, ``builder.py``, ``spark/sql/``, hooks) over ``spark/stream`` over
+``spark/commands`` over ``spark/write`` over ``spark/read`` over the kernel, which never
+imports Spark; the lakehouse app uses the public modules only; and the README's
+Architecture table names files that exist. Only module-level imports count (``if
+TYPE_CHECKING:`` blocks do not run; imports inside functions are deliberate late loads).
 """
 
 from __future__ import annotations
@@ -153,14 +153,17 @@ def test_kernel_imports_no_spark_and_nothing_above_it() -> None:
 
 def test_engine_layers_import_downwards() -> None:
     hooks = ("sparkdelta.spark.hooks", "sparkdelta.spark.named_tables")
+    stream = "sparkdelta.spark.stream"
     assert (
         _violations(
-            "sparkdelta.spark.read", ("sparkdelta.spark.write", "sparkdelta.spark.commands", "sparkdelta.spark.sql", *hooks)
+            "sparkdelta.spark.read",
+            ("sparkdelta.spark.write", "sparkdelta.spark.commands", "sparkdelta.spark.sql", stream, *hooks),
         )
         == {}
     )
-    assert _violations("sparkdelta.spark.write", ("sparkdelta.spark.commands", "sparkdelta.spark.sql", *hooks)) == {}
-    assert _violations("sparkdelta.spark.commands", ("sparkdelta.spark.sql", "sparkdelta.spark.hooks")) == {}
+    assert _violations("sparkdelta.spark.write", ("sparkdelta.spark.commands", "sparkdelta.spark.sql", stream, *hooks)) == {}
+    assert _violations("sparkdelta.spark.commands", ("sparkdelta.spark.sql", stream, "sparkdelta.spark.hooks")) == {}
+    assert _violations(stream, ("sparkdelta.spark.sql", "sparkdelta.spark.hooks")) == {}
     assert _violations("sparkdelta.spark", ("sparkdelta.tables", "sparkdelta.builder")) == {}
 
 

@@ -163,6 +163,8 @@ def test_temporary_views_shadow_tables_and_other_providers_pass_through(spark: S
 
     spark.range(3).write.format("parquet").saveAsTable(f"{database}.plain")
     assert spark.table(f"{database}.plain").count() == 3
+    spark.sql(f"CREATE OR REPLACE VIEW {database}.plain_view AS SELECT id FROM {database}.plain WHERE id > 0")
+    assert spark.table(f"{database}.plain_view").count() == 2  # a view has no location to look up
     with pytest.raises(DeltaAnalysisException, match="not a Delta table"):
         DeltaTable.forName(spark, f"{database}.plain")
     with pytest.raises(DeltaAnalysisException, match="no table of that name"):

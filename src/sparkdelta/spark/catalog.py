@@ -27,7 +27,7 @@ DELTA_PROVIDER = "delta"
 
 @dataclass(frozen=True)
 class CatalogEntry:
-    """A catalog table: its qualified name, where its data lives and who owns that data."""
+    """A catalog table: its qualified name, where its data lives (nowhere for a view) and who owns that data."""
 
     name: str
     location: str
@@ -72,12 +72,12 @@ def lookup(spark: SparkSession, name: str) -> CatalogEntry | None:
         return None
     table = catalog.getTableMetadata(identifier)  # type: ignore[attr-defined]
     provider = table.provider().getOrElse(None) if table.provider().isDefined() else None
-    location = table.location().toString()
+    kind = table.tableType().name()
     return CatalogEntry(
         f"{identifier.database().get()}.{identifier.table()}",  # type: ignore[attr-defined]
-        location_from_uri(location),
-        table.tableType().name() == "MANAGED",
-        provider or table.tableType().name().lower(),
+        "" if kind == "VIEW" else location_from_uri(table.location().toString()),  # a view has no location
+        kind == "MANAGED",
+        provider or kind.lower(),
     )
 
 

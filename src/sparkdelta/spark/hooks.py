@@ -27,6 +27,7 @@ from .read.scan import filter_with_pruning, input_files_from_log
 from .read.scan import load as load_delta
 from .sql.runner import run_sql
 from .stream.reader import install_stream_reader
+from .stream.sink import install_stream_writer
 from .write.dataframe import write_dataframe
 from .write.post_commit import register_post_commit_hook
 
@@ -205,7 +206,7 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
 
 
 def install() -> None:
-    """Wrap the reader, the writer and ``DataFrame.filter`` once per process."""
+    """Wrap the reader, the writer, the stream writer and ``DataFrame.filter`` once per process."""
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     for cls in (DataFrameReader, DataFrameWriter):
@@ -228,4 +229,5 @@ def install() -> None:
     SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
     register_post_commit_hook("auto compaction", auto_compact)
     install_stream_reader()
+    install_stream_writer()
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]

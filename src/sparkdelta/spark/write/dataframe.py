@@ -362,11 +362,14 @@ def write_dataframe(
     description: str | None = None,
     operation: tuple[str, dict[str, Any]] | None = None,
     cluster_by: list[str] | None = None,
+    added_files_metric: str = "numFiles",
 ) -> WriteResult:
     """``df.write.format("delta").mode(mode).save(path)`` with delta-spark's options.
 
     ``operation`` names the commit in history, with its parameters, when the write is
     part of another statement (``CREATE TABLE AS SELECT``); otherwise it is ``WRITE``.
+    ``added_files_metric`` is the name its metrics give the count of new files: delta-spark's
+    streaming sink says ``numAddedFiles`` where writes say ``numFiles``.
 
     ``properties`` (any keys, e.g. a CTAS's TBLPROPERTIES) and ``description`` apply when
     the write creates the table, as its ``delta.*`` options do.
@@ -414,7 +417,7 @@ def write_dataframe(
     require_writable(plan.protocol, plan.metadata, where)
     if snapshot is not None:
         require_writable(snapshot.protocol, snapshot.metadata, where)
-    return _write(df, table, snapshot, plan, mode_name, options, operation)
+    return _write(df, table, snapshot, plan, mode_name, options, operation, added_files_metric)
 
 
 def refuse_data_outside_a_table(table: Table) -> None:
@@ -436,6 +439,7 @@ def _write(
     mode_name: str,
     options: DeltaOptions,
     operation: tuple[str, dict[str, Any]] | None,
+    added_files_metric: str,
 ) -> WriteResult:
     where = table.root
     metadata = plan.metadata
@@ -502,7 +506,7 @@ def _write(
             name,
             parameters,
             {
-                "numFiles": len(adds),
+                added_files_metric: len(adds),
                 "numOutputRows": num_rows,
                 "numOutputBytes": sum(a.size for a in adds),
                 "numRemovedFiles": len(removes),
