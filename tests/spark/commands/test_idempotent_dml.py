@@ -203,10 +203,11 @@ def test_saveAsTable_and_insert_honour_the_session_settings(spark: SparkSession,
 SEQUENCE = r"""
 import json, os
 
-APP, VERSION, RESET = (
+APP, VERSION, RESET, NOTE = (
     "spark.databricks.delta.write.txnAppId",
     "spark.databricks.delta.write.txnVersion",
     "spark.databricks.delta.write.txnVersion.autoReset.enabled",
+    "spark.databricks.delta.commitInfo.userMetadata",
 )
 
 
@@ -221,7 +222,8 @@ def state():
                 applications[action["txn"]["appId"]] = action["txn"]["version"]
             info = action.get("commitInfo", info)
     ids = sorted(r[0] for r in spark.read.format("delta").load(path).collect())
-    return versions[-1], applications, info.get("operation"), spark.conf.get(VERSION, None), ids
+    note = info.get("userMetadata")
+    return versions[-1], applications, info.get("operation"), note, spark.conf.get(VERSION, None), ids
 
 
 def sql(text):
@@ -263,7 +265,8 @@ steps = [
     ("update again", lambda: (spark.conf.set(VERSION, "5"), sql("UPDATE {t} SET id = 31 WHERE id = 30"))[1]),
     ("delete nothing, kept", lambda: (spark.conf.set(VERSION, "6"), sql("DELETE FROM {t} WHERE id = 100"))[1]),
     ("options, kept", lambda: append(23, txnAppId="other", txnVersion="2")),
-    ("delete, reset", lambda: sql("DELETE FROM {t} WHERE id = 23")),
+    ("note", lambda: spark.conf.set(NOTE, "nightly fix")),
+    ("delete, reset, noted", lambda: sql("DELETE FROM {t} WHERE id = 23")),
 ]
 result = []
 try:
@@ -281,7 +284,7 @@ try:
     except Exception as error:
         result.append(("app id alone", "DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS" in str(error)))
 finally:
-    for key in (APP, VERSION, RESET):
+    for key in (APP, VERSION, RESET, NOTE):
         spark.conf.unset(key)
 """
 
@@ -291,6 +294,7 @@ def test_a_sequence_of_idempotent_commands_matches_delta_spark(spark: SparkSessi
     exec(SEQUENCE, ours)  # noqa: S102 - the test's own script
     theirs = deltaspark.run(SEQUENCE, path=str(tmp_path / "theirs"))
     assert ours["result"][-1] == ("app id alone", True)
-    assert [step[2][0] for step in ours["result"][:-1]] == [0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 8]
+    assert [step[2][0] for step in ours["result"][:-1]] == [0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8]
+    assert ours["result"][-2][2][3] == "nightly fix"
     for mine, reference in zip(ours["result"], theirs, strict=True):
         assert mine == reference, mine[0]

@@ -59,6 +59,7 @@ from ....kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ....kernel.file_actions import file_paths, remove_actions
 from ....kernel.protocol import require_writable
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
+from ...conf import USER_METADATA, get_str
 from ...read.parquet import read_files, spark_schema, without_field_metadata
 from ...read.predicates import Condition, kernel_predicate, schema_probe
 from ...write.dataframe import (
@@ -402,7 +403,9 @@ class DmlCommit:
             actions = self.actions
             if self._txn is not None:
                 actions = [set_transaction(self.spark, self.transaction, self._txn), *actions]
-            return CommandResult(self.transaction.commit(actions, self.operation, self.parameters, all_metrics), all_metrics)
+            user_metadata = get_str(self.spark, USER_METADATA)  # delta-spark records it on every commit
+            commit = self.transaction.commit(actions, self.operation, self.parameters, all_metrics, user_metadata)
+            return CommandResult(commit, all_metrics)
         except BaseException:
             self.abort()
             raise
