@@ -12,7 +12,7 @@ Kernel code (no Spark), so the CLI and the kernel's own commands return it too.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # only for annotations: the CLI's reads never load the transaction module
@@ -25,10 +25,14 @@ Metric = int | float | str | bool
 @dataclass(frozen=True)
 class CommandResult:
     """A command's commit (None when it committed nothing) and the operationMetrics it recorded there
-    (delta-spark's names; empty when it committed nothing)."""
+    (delta-spark's names; empty when it committed nothing). ``skipped``: the command ran
+    nothing, its app transaction (``txnAppId`` / ``txnVersion``) being in the table already;
+    delta-spark then returns no result row at all, where a command that changed nothing
+    reports zero rows affected."""
 
     commit: CommitResult | None
     metrics: Mapping[str, Metric]
+    skipped: bool = field(default=False, kw_only=True)  # keyword-only: subclasses add fields without defaults
 
     @property
     def version(self) -> int | None:
@@ -42,3 +46,6 @@ class CommandResult:
 
 NOTHING_COMMITTED = CommandResult(None, {})
 """The result of a command that found nothing to change."""
+
+ALREADY_COMMITTED = CommandResult(None, {}, skipped=True)
+"""The result of an idempotent command whose app transaction the table already holds."""

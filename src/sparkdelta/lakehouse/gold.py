@@ -6,13 +6,11 @@ version a gold table last folded in are weighted (+1 for ``insert`` and
 a correction moves a trip's amounts (or the trip itself, if its vendor, zone, payment
 type or hour changed) and the counts and sums adjust.
 
-Each table is updated with a MERGE of *absolute* values: the table as of its recorded
-progress plus the net change since. The MERGE cannot carry the progress marker, so the
-marker is the next commit; if a run dies between the two, the rerun reads the table as of
-the marker again (before the lone MERGE, found in the log) and writes the same absolute
-values over it, where adding the deltas again would have counted them twice. Keys whose
-trips drop to zero are deleted. Sums are DECIMAL, so the result equals a full recompute
-exactly.
+Each table is updated with a MERGE of *absolute* values: the table as it stands plus the
+net change since its recorded progress. The MERGE's commit carries the new progress
+(``markers.app_transaction``), so a run that dies before it leaves the table as it was
+and one that dies after leaves nothing to redo. Keys whose trips drop to zero are
+deleted. Sums are DECIMAL, so the result equals a full recompute exactly.
 """
 
 from __future__ import annotations
@@ -147,8 +145,9 @@ def refresh(spark: SparkSession, warehouse: Warehouse, retention_hours: float, o
         changes = weighted_changes(spark, warehouse.silver, done + 1, latest).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             count = changes.count()
-            # Only versions without data changes (OPTIMIZE, markers): nothing to fold and, so
-            # that a rerun with no new data changes no table, nothing to record either.
+            # Only versions without data changes (OPTIMIZE, silver MERGEs that changed no row):
+            # nothing to fold and, so that a rerun with no new data changes no table, nothing
+            # to record either.
             if count == 0:
                 continue
             result.change_rows += count
@@ -164,9 +163,9 @@ def refresh(spark: SparkSession, warehouse: Warehouse, retention_hours: float, o
 def _fold(
     spark: SparkSession, path: Location, table: GoldTable, changes: DataFrame, latest: int, on_commit: Callable[[str], None]
 ) -> int:
-    """MERGE the table as of its recorded progress plus ``changes``; then record ``latest``."""
+    """MERGE the table plus ``changes`` into it, recording ``latest`` in the same commit."""
     deltas = aggregate(changes, table, F.col(WEIGHT)).drop(*table.derived)
-    base = spark.read.format("delta").option("versionAsOf", markers.version_at_progress(path, markers.GOLD)).load(str(path))
+    base = spark.read.format("delta").load(str(path))
     sums = ["trips", *table.measures]
     base = base.select(*table.keys, *[F.col(c).alias(f"_base_{c}") for c in sums])
     kinds = {f.name: f.dataType for f in deltas.schema.fields}
@@ -175,19 +174,16 @@ def _fold(
     )
     absolute = with_derived(absolute, table)
     on = " AND ".join(f"t.{key} = s.{key}" for key in table.keys)
-    outcome = (
-        DeltaTable.forPath(spark, str(path))
-        .alias("t")
-        .merge(absolute.alias("s"), on)
-        .whenMatchedDelete("s.trips = 0")
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll("s.trips > 0")
-        .execute()
-        .first()
-    )
+    with markers.app_transaction(spark, markers.GOLD, latest, f"{table.name} holds silver up to version {latest}"):
+        outcome = (
+            DeltaTable.forPath(spark, str(path))
+            .alias("t")
+            .merge(absolute.alias("s"), on)
+            .whenMatchedDelete("s.trips = 0")
+            .whenMatchedUpdateAll()
+            .whenNotMatchedInsertAll("s.trips > 0")
+            .execute()
+            .first()
+        )
     on_commit(f"gold:{table.name}:merge")
-    markers.commit_marker(
-        spark, path, schema(spark, table), markers.GOLD, latest, f"{table.name} holds silver up to version {latest}"
-    )
-    on_commit(f"gold:{table.name}:marker")
-    return outcome["num_affected_rows"] if outcome else 0
+    return outcome["num_affected_rows"] if outcome else 0  # None: skipped, another run recorded ``latest``

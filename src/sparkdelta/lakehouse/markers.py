@@ -2,20 +2,19 @@
 
 Each layer records how far it has read its input in its own table's log: bronze the last
 landing batch it ingested, silver (and quarantine) the last bronze batch they hold, each
-gold table the last silver version folded in. A write that carries ``txnAppId`` /
-``txnVersion`` commits its rows and its progress atomically, so a crash can never leave
-the two out of step, and nothing outside the tables (no checkpoint file) can drift.
-
-DELETE, UPDATE and MERGE cannot carry a ``txn`` in sparkdelta (nor userMetadata), so after
-a MERGE the layer commits the marker on its own: an empty append with the ``txn``. A
-crash between the two commits is covered by the layers themselves (silver's MERGE only
-applies rows newer than the table's; gold's MERGE writes absolute values, see gold.py).
+gold table the last silver version folded in. The commit that changes a table carries
+its progress, so a crash can never leave the two out of step, and nothing outside the
+tables (no checkpoint file) can drift: appends with the ``txnAppId`` / ``txnVersion``
+write options, MERGEs under ``app_transaction`` (delta-spark's session settings, which
+DELETE, UPDATE and MERGE read). Either way a batch the table already holds is skipped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from pyspark.sql import SparkSession
-from pyspark.sql.types import StructType
 
 from ..kernel import Snapshot, TableNotFoundError
 from .warehouse import Location, table_at
@@ -25,6 +24,11 @@ SILVER = "lakehouse.silver"  # in silver and quarantine: the last bronze batch r
 GOLD = "lakehouse.gold"  # in each gold table: the last silver version aggregated
 
 NONE = 0  # batch ids start at 1, so 0 means "nothing yet"
+
+# delta-spark's session settings for idempotent DML (the app uses public surfaces only).
+_TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+_TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
 
 def snapshot(path: Location) -> Snapshot | None:
@@ -48,36 +52,19 @@ def progress(found: Snapshot | None, app_id: str, default: int = NONE) -> int:
     return default if txn is None else txn.version
 
 
-def commit_marker(spark: SparkSession, path: Location, schema: StructType, app_id: str, done: int, note: str) -> None:
-    """Record ``done`` under ``app_id`` in a commit with no rows (``note`` becomes its userMetadata)."""
-    (
-        spark.createDataFrame([], schema)
-        .write.format("delta")
-        .mode("append")
-        .option("txnAppId", app_id)
-        .option("txnVersion", done)
-        .option("userMetadata", note)
-        .save(str(path))
-    )
-
-
-def version_at_progress(path: Location, app_id: str) -> int:
-    """The latest version whose rows are exactly those the table's recorded progress accounts for.
-
-    That is the latest version unless a MERGE committed after the marker commit (a run
-    died between its MERGE and its marker): then it is the version before that MERGE.
-    Found by walking back while the snapshot's ``txn`` for ``app_id`` stays the same.
-    """
-    table = table_at(path)
-    latest = table.snapshot()
-    done = progress(latest, app_id, default=-1)
-    at = latest.version
-    readable = latest.version
-    while at >= 0:
-        older = table.snapshot(version=at)
-        if progress(older, app_id, default=-1) != done:
-            break
-        if (older.commit_info or {}).get("operation") == "MERGE":
-            readable = at - 1
-        at -= 1
-    return readable
+@contextmanager
+def app_transaction(spark: SparkSession, app_id: str, done: int, note: str) -> Iterator[None]:
+    """Commits inside the block record ``done`` under ``app_id`` (``note`` as their userMetadata),
+    and are skipped if the table holds it already; the session's own settings are restored after."""
+    previous = {key: spark.conf.get(key, None) for key in (_TXN_APP_ID, _TXN_VERSION, _USER_METADATA)}
+    spark.conf.set(_TXN_APP_ID, app_id)
+    spark.conf.set(_TXN_VERSION, str(done))
+    spark.conf.set(_USER_METADATA, note)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)

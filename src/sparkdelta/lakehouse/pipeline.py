@@ -32,7 +32,7 @@ class PipelineConfig:
 
 
 def _no_hook(point: str) -> None:
-    """Called after each commit with its name (``bronze:3``, ``silver:merge``, ``gold:daily_zone:marker``...)."""
+    """Called after each commit with its name (``bronze:3``, ``silver:merge``, ``gold:daily_zone:merge``...)."""
 
 
 def run(

@@ -7,13 +7,9 @@ From the bronze batches it has not refined yet, silver
 2. drops exact duplicates and keeps, per ride, its latest line (by batch, then line):
    "latest correction wins";
 3. MERGEs those on RideId: new rides insert, and a ride silver holds is updated only by a
-   newer line with other content, so resends change nothing;
-4. records the batch in its own log with an empty ``txn`` commit (MERGE cannot carry one).
-
-A crash between the MERGE and that marker is harmless: the rerun's MERGE finds every ride
-of the batch in silver at the same line and updates none. (sparkdelta still rewrites the
-files those rides are in, and its change feed reports their rows as deleted and inserted
-again; gold's sums net that to zero.)
+   newer line with other content, so resends change nothing. The MERGE's commit carries
+   the batch as its ``txn`` (``markers.app_transaction``), even when no line was valid,
+   so the rows and the progress land together and a replayed batch is skipped.
 
 The table is partitioned by pickup date (gold aggregates per day, and late corrections
 touch only yesterday's partition), has CHECK constraints, and the change feed on, which is
@@ -122,14 +118,9 @@ def refine(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on
         result.quarantined = _quarantine(bad, warehouse, quarantined, last, retention_hours)
         on_commit("silver:quarantine")
     if merged < last:
-        # Quarantine holds every bad line of these batches by now; the rest are valid.
-        valid = lines.where(batch > merged).count() - _lines(spark, warehouse.quarantine, merged, last).count()
-        # No valid line: no MERGE, whose commit would change nothing (only the marker follows).
-        if valid:
+        with markers.app_transaction(spark, markers.SILVER, last, f"silver holds bronze batches up to {last}"):
             _merge(spark, rows.where(F.col(REASON).isNull() & (batch > merged)), warehouse, result)
-            on_commit("silver:merge")
-        markers.commit_marker(spark, warehouse.silver, SCHEMA, markers.SILVER, last, f"silver holds bronze batches up to {last}")
-        on_commit("silver:marker")
+        on_commit("silver:merge")
     return result
 
 
@@ -190,8 +181,7 @@ def _merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: 
     newer = (F.col("s._batch_id") > F.col("t._batch_id")) | (
         (F.col("s._batch_id") == F.col("t._batch_id")) & (F.col("s._line") > F.col("t._line"))
     )
-    # A ride silver holds is updated only by a newer line with other content: resends, and
-    # batches replayed after a crash between the MERGE and its marker, change nothing.
+    # A ride silver holds is updated only by a newer line with other content: resends change nothing.
     outcome = (
         DeltaTable.forPath(spark, str(warehouse.silver))
         .alias("t")
@@ -201,7 +191,8 @@ def _merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: 
         .execute()
         .first()
     )
-    assert outcome is not None
+    if outcome is None:  # skipped: another run committed this batch since refine looked
+        return
     seen = counts.get
     result.duplicates, result.superseded = seen["duplicates"], seen["superseded"]
     result.inserted, result.updated = outcome["num_inserted_rows"], outcome["num_updated_rows"]

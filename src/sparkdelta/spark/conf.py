@@ -37,6 +37,10 @@ MERGE_MATERIALIZE_SOURCE = Setting("spark.databricks.delta.merge.materializeSour
 OPTIMIZE_MAX_FILE_SIZE = Setting("spark.databricks.delta.optimize.maxFileSize", 1 << 30)
 AUTO_COMPACT_MIN_FILES = Setting("spark.databricks.delta.autoCompact.minNumFiles", 50)
 AUTO_COMPACT_MAX_FILE_SIZE = Setting("spark.databricks.delta.autoCompact.maxFileSize", 128 * 1024 * 1024)
+# Idempotent writes and DML (the write options txnAppId / txnVersion win over these).
+TXN_APP_ID = Setting[str | None]("spark.databricks.delta.write.txnAppId", None)
+TXN_VERSION = Setting[int | None]("spark.databricks.delta.write.txnVersion", None)
+TXN_VERSION_AUTO_RESET = Setting("spark.databricks.delta.write.txnVersion.autoReset.enabled", False)
 
 # (table property, session setting) pairs: the property wins, else the setting.
 OPTIMIZE_WRITE = ("delta.autoOptimize.optimizeWrite", Setting("spark.databricks.delta.optimizeWrite.enabled", False))
@@ -58,8 +62,8 @@ def get_bool(spark: SparkSession, setting: Setting[bool]) -> bool:
     return value.lower() == "true"
 
 
-def get_int(spark: SparkSession, setting: Setting[int]) -> int:
-    """An integer setting (counts, sizes in bytes)."""
+def get_int(spark: SparkSession, setting: Setting[_T]) -> int | _T:
+    """An integer setting (counts, sizes in bytes, versions)."""
     value = _raw(spark, setting)
     if value is None:
         return setting.default

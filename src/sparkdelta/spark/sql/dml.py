@@ -43,8 +43,9 @@ def _no_subquery(node: exp.Expression | None, what: str) -> None:
 
 
 def _result(spark: SparkSession, columns: list[tuple[str, str]], result: CommandResult) -> DataFrame:
-    row = tuple(result.count(metric) for _, metric in columns)
-    return spark.createDataFrame([row], ", ".join(f"{name} long" for name, _ in columns))
+    """The statement's one row of counts; none for a statement skipped as already committed."""
+    rows = [] if result.skipped else [tuple(result.count(metric) for _, metric in columns)]
+    return spark.createDataFrame(rows, ", ".join(f"{name} long" for name, _ in columns))
 
 
 def _unqualified(node: exp.Expression, qualifiers: set[str]) -> str:

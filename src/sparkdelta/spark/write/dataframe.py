@@ -39,7 +39,6 @@ from ...kernel import (
     Metadata,
     Protocol,
     RemoveFile,
-    SetTransaction,
     Snapshot,
     Table,
     TableNotFoundError,
@@ -75,6 +74,7 @@ from ..time_zones import zone
 from .column_mapping import physical_name, to_physical
 from .constraints import Constraint, enforce, table_constraints, violation
 from .generated import generated_checks
+from .idempotent import AppTransaction, already_committed, app_transaction, set_transaction
 from .overwrite import files_in_partitions, files_to_replace
 from .post_commit import run_post_commit_hooks
 from .schema import aligned as aligned_rows
@@ -373,6 +373,9 @@ def write_dataframe(
 
     ``properties`` (any keys, e.g. a CTAS's TBLPROPERTIES) and ``description`` apply when
     the write creates the table, as its ``delta.*`` options do.
+
+    A write under an app transaction (``idempotent.py``: options, else session settings)
+    whose batch the table holds already writes nothing and returns no version.
     """
     if mode.lower() not in _MODES:
         raise DeltaIllegalArgumentException(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
@@ -394,10 +397,9 @@ def write_dataframe(
     if snapshot is not None and mode_name == "Ignore":
         return WriteResult(None, 0, 0)
 
-    if snapshot is not None and options.txn_app_id is not None and options.txn_version is not None:
-        done = snapshot.app_transactions.get(options.txn_app_id)
-        if done is not None and done.version >= options.txn_version:
-            return WriteResult(None, 0, 0)
+    txn = app_transaction(spark, options)
+    if already_committed(spark, snapshot, txn):
+        return WriteResult(None, 0, 0)
 
     # delta-spark validates delta.* options on every write, though only a new table takes them.
     given = {**options.table_properties, **(properties or {})}
@@ -417,7 +419,7 @@ def write_dataframe(
     require_writable(plan.protocol, plan.metadata, where)
     if snapshot is not None:
         require_writable(snapshot.protocol, snapshot.metadata, where)
-    return _write(df, table, snapshot, plan, mode_name, options, operation, added_files_metric)
+    return _write(df, table, snapshot, plan, mode_name, options, operation, added_files_metric, txn)
 
 
 def refuse_data_outside_a_table(table: Table) -> None:
@@ -440,6 +442,7 @@ def _write(
     options: DeltaOptions,
     operation: tuple[str, dict[str, Any]] | None,
     added_files_metric: str,
+    txn: AppTransaction | None,
 ) -> WriteResult:
     where = table.root
     metadata = plan.metadata
@@ -492,9 +495,8 @@ def _write(
             transaction.mark_read_whole_table()
         removes = remove_actions(targets, data_change)
     actions = list(plan.actions)
-    if options.txn_app_id is not None and options.txn_version is not None:
-        actions.append(SetTransaction(options.txn_app_id, options.txn_version, int(time.time() * 1000)))
-        transaction.mark_app_transaction_read(options.txn_app_id)
+    if txn is not None:
+        actions.append(set_transaction(df.sparkSession, transaction, txn))
     num_rows = sum(record_counts(adds))
     parameters: dict[str, Any] = {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))}
     if replace_where:

@@ -23,6 +23,10 @@ A DML command runs in three steps, each served here:
      and partitions read. If anything fails before the commit lands, the files
      written so far are deleted and the table is unchanged.
 
+   With an app transaction in the session (``spark.databricks.delta.write.txnAppId`` and
+   ``txnVersion``, ``write/idempotent.py``) the command first asks ``already_committed()``
+   and runs nothing when the table holds it; otherwise its commit carries the ``txn``.
+
 Example (a copy-on-write DELETE, in outline)::
 
     with DmlCommit(spark, table, snapshot, "DELETE", {"predicate": [text]}) as dml:
@@ -55,6 +59,7 @@ from ....kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ....kernel.file_actions import file_paths, remove_actions
 from ....kernel.protocol import require_writable
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
+from ...conf import USER_METADATA, get_str
 from ...read.parquet import read_files, spark_schema, without_field_metadata
 from ...read.predicates import Condition, kernel_predicate, schema_probe
 from ...write.dataframe import (
@@ -65,6 +70,7 @@ from ...write.dataframe import (
     write_change_files,
     write_table_files,
 )
+from ...write.idempotent import already_committed, app_transaction, set_transaction
 from .deletion_vectors import DeletedRows, store_deletion_vectors
 from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
 
@@ -245,10 +251,25 @@ class DmlCommit:
     ``numAddedBytes``, ``numRemovedBytes``, ``numAddedChangeFiles``,
     ``numDeletionVectorsAdded`` / ``Removed`` / ``Updated``, ``scanTimeMs``,
     ``rewriteTimeMs``, ``executionTimeMs``); the command adds its own row counts.
+
+    The session's app transaction is read here, so a half-set pair fails before any work.
+    ``txn_when_unchanged``: whether a command that changed nothing still commits its
+    ``txn`` (delta-spark's UPDATE and MERGE do, so that their replay is skipped; its
+    DELETE commits nothing then).
     """
 
-    def __init__(self, spark: SparkSession, table: Table, snapshot: Snapshot, operation: str, parameters: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        table: Table,
+        snapshot: Snapshot,
+        operation: str,
+        parameters: dict[str, Any],
+        txn_when_unchanged: bool = True,
+    ) -> None:
         require_writable(snapshot.protocol, snapshot.metadata, snapshot.table_root)
+        self._txn = app_transaction(spark)
+        self._txn_when_unchanged = txn_when_unchanged
         self.spark = spark
         self.table = table
         self.snapshot = snapshot
@@ -275,6 +296,11 @@ class DmlCommit:
 
     def __enter__(self) -> DmlCommit:
         return self
+
+    def already_committed(self) -> bool:
+        """Whether the table holds the session's app transaction already: the command then runs
+        nothing and returns ``ALREADY_COMMITTED`` (delta-spark's ``hasBeenExecuted``)."""
+        return already_committed(self.spark, self.snapshot, self._txn)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
         if error is not None:
@@ -364,16 +390,22 @@ class DmlCommit:
         """Commit the gathered actions as one version with ``metrics`` added to the gathered ones;
         the commit and every metric it recorded.
 
-        Nothing to commit (no row matched) commits nothing, as delta-spark does. A failed
+        Nothing to commit (no row matched) commits nothing, as delta-spark does, unless the
+        ``txn`` of an app transaction is to be recorded (``txn_when_unchanged``). A failed
         commit deletes the files written for it.
         """
-        if not self.actions:
+        if not self.actions and (self._txn is None or not self._txn_when_unchanged):
             self.abort()
             return NOTHING_COMMITTED
         all_metrics = {**self.metrics, **(metrics or {})}
         all_metrics["executionTimeMs"] = int((time.monotonic() - self._started) * 1000)
         try:
-            return CommandResult(self.transaction.commit(self.actions, self.operation, self.parameters, all_metrics), all_metrics)
+            actions = self.actions
+            if self._txn is not None:
+                actions = [set_transaction(self.spark, self.transaction, self._txn), *actions]
+            user_metadata = get_str(self.spark, USER_METADATA)  # delta-spark records it on every commit
+            commit = self.transaction.commit(actions, self.operation, self.parameters, all_metrics, user_metadata)
+            return CommandResult(commit, all_metrics)
         except BaseException:
             self.abort()
             raise

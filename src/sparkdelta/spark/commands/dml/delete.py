@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from ....kernel import Table
-from ....kernel.command_result import CommandResult
+from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from .common import (
     CHANGE_TYPE_COLUMN,
     FILE_PATH_COLUMN,
@@ -46,7 +46,9 @@ def delete(spark: SparkSession, table: Table, condition: Condition | None = None
     """Delete the rows where ``condition`` is true (every row without one); ``numDeletedRows`` counts them."""
     snapshot = table.snapshot()
     parameters = {"predicate": json.dumps([condition_sql(spark, snapshot, condition)] if condition is not None else [])}
-    with DmlCommit(spark, table, snapshot, "DELETE", parameters) as dml:
+    with DmlCommit(spark, table, snapshot, "DELETE", parameters, txn_when_unchanged=False) as dml:
+        if dml.already_committed():
+            return ALREADY_COMMITTED
         with dml.timed("scanTimeMs", "finding the files to delete from"):
             whole = snapshot.scan().files if condition is None else partition_only_files(spark, snapshot, condition)
         if whole is not None:

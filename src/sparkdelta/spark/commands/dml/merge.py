@@ -118,7 +118,7 @@ class DeltaMergeBuilder:
 
     def execute(self) -> DataFrame:
         """Run the merge as one commit; one row of ``num_affected_rows``, ``num_updated_rows``,
-        ``num_deleted_rows`` and ``num_inserted_rows``."""
+        ``num_deleted_rows`` and ``num_inserted_rows`` (none when skipped as already committed)."""
         return merge_frame(self.spark, merge(self))
 
 
@@ -129,12 +129,13 @@ def merge(builder: DeltaMergeBuilder) -> CommandResult:
 
 
 def merge_frame(spark: SparkSession, result: CommandResult) -> DataFrame:
-    """delta-spark 3.x's one-row result of a MERGE, from the metrics it committed."""
+    """delta-spark 3.x's one-row result of a MERGE, from the metrics it committed; no row when
+    the merge was skipped as already committed (``txnAppId`` / ``txnVersion``), as in delta-spark."""
     updated, deleted, inserted = (
         result.count(m) for m in ("numTargetRowsUpdated", "numTargetRowsDeleted", "numTargetRowsInserted")
     )
     return spark.createDataFrame(
-        [(updated + deleted + inserted, updated, deleted, inserted)],
+        [] if result.skipped else [(updated + deleted + inserted, updated, deleted, inserted)],
         "num_affected_rows long, num_updated_rows long, num_deleted_rows long, num_inserted_rows long",
     )
 

@@ -21,7 +21,8 @@
    changed target rows are marked deleted where they are. With the change data feed,
    pre- and post-images, deletes and inserts go to change data files.
 5. **Commit**: operation MERGE with delta-spark's parameters and metrics; nothing to
-   commit (no row changed) commits nothing.
+   commit (no row changed) commits nothing, but for the session's app transaction
+   (``DmlCommit``), which is committed alone then.
 
 Row counts come from the Spark jobs that do the work (an ``Observation`` on the write, or
 an aggregate over the staged rows), never from a loop in Python, and from a pass of their
@@ -42,7 +43,7 @@ from pyspark.sql import functions as F
 
 from ....exceptions import DeltaUnsupportedOperationException
 from ....kernel import Snapshot
-from ....kernel.command_result import CommandResult
+from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from ...conf import MERGE_MATERIALIZE_SOURCE, get_str
 from ...read.parquet import read_files
 from .common import (
@@ -119,6 +120,8 @@ def run_merge(builder: DeltaMergeBuilder) -> CommandResult:
     insert_only = all(c.kind == "notMatched" for c in builder.clauses)
     counts = MergeCounts()
     with DmlCommit(spark, table, snapshot, "MERGE", {}) as dml:
+        if dml.already_committed():
+            return ALREADY_COMMITTED
         dml.metrics["materializeSourceTimeMs"] = 0
         with dml.timed("materializeSourceTimeMs", "materializing the source"):
             source, materialized = _materialized(spark, builder.source, insert_only)

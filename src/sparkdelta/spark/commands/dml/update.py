@@ -21,7 +21,7 @@ from pyspark.sql.types import DataType, StructField
 
 from ....exceptions import DeltaAnalysisException
 from ....kernel import Snapshot, Table
-from ....kernel.command_result import CommandResult
+from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from ....kernel.features import GENERATION_EXPRESSION
 from ...read.parquet import spark_schema, without_field_metadata
 from ...write.generated import generated_value
@@ -104,6 +104,8 @@ def update(
     generated = _recomputed(snapshot, values)
     parameters = {"predicate": json.dumps([condition_sql(spark, snapshot, condition)] if condition is not None else [])}
     with DmlCommit(spark, table, snapshot, "UPDATE", parameters) as dml:
+        if dml.already_committed():
+            return ALREADY_COMMITTED
         with dml.timed("scanTimeMs", "finding the files to update"):
             candidates = candidate_files(spark, snapshot, condition)
             dml.read(candidates, condition)
