@@ -31,7 +31,9 @@ def run_example(name: str, tmp_path: Path) -> str:
     script = tmp_path / name
     script.write_text(ported((EXAMPLES / name).read_text()))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path, check=False)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path, check=False
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return done.stdout
 
