@@ -28,6 +28,7 @@ from .errors import StreamingSourceError
 from .parsing import ActionBatch
 from .schema import StructType, parse_schema
 from .snapshot import Snapshot
+from .stats_schema import read_stats_json
 from .table import Table, to_millis
 
 BASE_INDEX = -1
@@ -135,6 +136,8 @@ class StreamOptions:
     exclude_regex: str | None = None
     read_change_feed: bool = False
     fail_on_data_loss: bool = True
+    event_time_column: str | None = None
+    """With ``withEventTimeOrder``: the watermark's column, which orders the initial snapshot."""
 
 
 def _schema_key(schema: StructType) -> Any:
@@ -211,6 +214,7 @@ class StreamPlanner:
         self._exclude = re.compile(options.exclude_regex) if options.exclude_regex else None
         self._start_snapshot = start_snapshot
         self._snapshot_entries: dict[int, pa.Table] = {}
+        self._snapshot_groups: np.ndarray | None = None
         self._commit_entries: dict[int, tuple[pa.Table, ActionBatch]] = {}
         self._timestamps: dict[int, int] = {}
         self._target: SourceOffset | None = None
@@ -270,6 +274,10 @@ class StreamPlanner:
             )
             sizes = cast("pa.ChunkedArray[Any]", pc.coalesce(entries.column("size"), pa.scalar(0, pa.int64()))).to_numpy()
             taken = limit.count(sizes) if not limit.unlimited else len(sizes)
+            if is_snapshot and taken and self._snapshot_groups is not None:
+                # Whole event-time groups only: a later batch never brings earlier events.
+                groups = self._snapshot_groups[len(self._snapshot_groups) - len(sizes) :]
+                taken = int(np.searchsorted(groups, groups[taken - 1], side="right"))
             if taken < len(sizes):
                 if taken:
                     end = SourceOffset(version, int(entries.column("index")[taken - 1].as_py()), is_snapshot)
@@ -317,10 +325,13 @@ class StreamPlanner:
             return cached
         snapshot = self._start_snapshot if self._start_snapshot.version == version else self.table.snapshot(version)
         files = snapshot.files
-        order = pc.sort_indices(files, sort_keys=[("modificationTime", "ascending"), ("path", "ascending")])
-        files = files.take(order)
         if self._exclude is not None:
             files = files.filter(self._kept_paths(files.column("path")))
+        if self.options.event_time_column is not None:
+            files, self._snapshot_groups = _in_event_time_order(files, snapshot, self.options.event_time_column)
+        else:
+            order = pc.sort_indices(files, sort_keys=[("modificationTime", "ascending"), ("path", "ascending")])
+            files = files.take(order)
         entries = _entries(files, INSERT if self.options.read_change_feed else None, version, snapshot.timestamp)
         self._snapshot_entries = {version: entries}
         return entries
@@ -433,6 +444,45 @@ class StreamPlanner:
             + f" The source table is {self.table.root}.",
             error_class="DELTA_SCHEMA_CHANGED_WITH_VERSION",
         )
+
+
+def _event_time_bounds(files: pa.Table, snapshot: Snapshot, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each file's least and greatest ``column`` value from its stats, as floats
+    (-inf and +inf where unknown: such a file overlaps every other)."""
+    field = snapshot.schema.field(column)
+    kind = field.type.to_json()
+    arrow = {"timestamp": pa.timestamp("us", tz="UTC"), "timestamp_ntz": pa.timestamp("us"), "date": pa.date32()}.get(str(kind))
+    text_type = pa.string() if arrow is not None else pa.float64()
+    name = field.physical_name
+    bounds_type = pa.struct([pa.field(name, text_type)])
+    stats_type = pa.schema([pa.field("minValues", bounds_type), pa.field("maxValues", bounds_type)])
+    has_stats = "stats" in files.column_names and not pa.types.is_null(files.schema.field("stats").type)
+    stats = files.column("stats").combine_chunks() if has_stats else pa.nulls(files.num_rows, pa.string())
+    parsed = read_stats_json(stats, stats_type)
+
+    def values(side: str, unknown: float) -> np.ndarray:
+        raw = pc.struct_field(parsed.column(side).combine_chunks(), [0])
+        if arrow is not None:
+            try:
+                raw = raw.cast(arrow).cast(pa.int64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                raw = pa.nulls(len(raw), pa.int64())
+        numbers = raw.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        return np.where(np.isnan(numbers), unknown, numbers)
+
+    return values("minValues", -np.inf), values("maxValues", np.inf)
+
+
+def _in_event_time_order(files: pa.Table, snapshot: Snapshot, column: str) -> tuple[pa.Table, np.ndarray]:
+    """The snapshot's files by their least event time, and a group per run of files whose
+    event-time ranges overlap (delta-spark's ``withEventTimeOrder``): a batch takes whole
+    groups, so no file with earlier events is left for a later batch to bring in late."""
+    least, greatest = _event_time_bounds(files, snapshot, column)
+    order = np.lexsort((np.asarray(files.column("path").to_pylist(), dtype=object), least))
+    least, greatest = least[order], greatest[order]
+    reach = np.maximum.accumulate(greatest)
+    starts = np.concatenate(([True], least[1:] > reach[:-1])) if len(order) else np.zeros(0, dtype=bool)
+    return files.take(order.astype(np.int64)), np.cumsum(starts)
 
 
 def _show(schema: StructType) -> str:

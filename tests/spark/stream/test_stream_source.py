@@ -239,3 +239,39 @@ def test_read_stream_table_by_name(spark: SparkSession, tmp_path: Path) -> None:
 def test_missing_table_fails_at_load(spark: SparkSession, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="not a Delta table|DELTA_TABLE_NOT_FOUND|no commits"):
         spark.readStream.format("delta").load(str(tmp_path / "nothing"))
+
+
+def test_with_event_time_order_reads_the_snapshot_by_event_time(spark: SparkSession, tmp_path: Path) -> None:
+    """Commits land newest events first; with ``withEventTimeOrder`` the initial snapshot is
+    read oldest events first, and files whose event times overlap come in one batch."""
+    path = str(tmp_path / "t")
+    for day in (3, 2, 1):
+        spark.range(day * 10, day * 10 + 3).selectExpr(
+            "id", f"timestamp'2026-01-0{day} 00:00:00' + make_interval(0, 0, 0, 0, 0, id % 10) as ts"
+        ).coalesce(1).write.format("delta").mode("append").save(path)
+    spanning = "timestamp'2026-01-04 00:00:00' as ts"
+    spark.range(100, 101).selectExpr("id", spanning).union(
+        spark.range(101, 102).selectExpr("id", "timestamp'2026-01-05 00:00:00' as ts")
+    ).coalesce(1).write.format("delta").mode("append").save(path)
+    spark.range(200, 201).selectExpr("id", "timestamp'2026-01-04 12:00:00' as ts").coalesce(1).write.format("delta").mode(
+        "append"
+    ).save(path)
+
+    def batches(ordered: bool) -> list[list[int]]:
+        seen: list[list[int]] = []
+        reader = spark.readStream.format("delta").option("maxFilesPerTrigger", 1)
+        if ordered:
+            reader = reader.option("withEventTimeOrder", "true")
+        query = (
+            reader.load(path)
+            .withWatermark("ts", "1 hour")
+            .writeStream.foreachBatch(lambda df, _: seen.append(sorted(r[0] for r in df.collect())))
+            .option("checkpointLocation", str(tmp_path / f"c{ordered}"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        return [b for b in seen if b]
+
+    assert batches(ordered=False) == [[30, 31, 32], [20, 21, 22], [10, 11, 12], [100, 101], [200]]
+    assert batches(ordered=True) == [[10, 11, 12], [20, 21, 22], [30, 31, 32], [100, 101, 200]]

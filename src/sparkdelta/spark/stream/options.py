@@ -22,6 +22,8 @@ _BYTE_UNITS = {
     "t": 1 << 40,
     "tb": 1 << 40,
 }
+EVENT_TIME_OPTION = "__sparkdelta_event_time"
+"""The internal option naming the watermark's column, which ``withEventTimeOrder`` orders by."""
 _FLAGS = ("ignoreDeletes", "ignoreChanges", "skipChangeCommits", "readChangeFeed", "failOnDataLoss", "withEventTimeOrder")
 
 
@@ -106,4 +108,5 @@ def stream_options(options: Mapping[str, Any]) -> StreamOptions:
         exclude_regex=str(regex) if regex is not None else None,
         read_change_feed=flag("readChangeFeed"),
         fail_on_data_loss=flag("failOnDataLoss", default=True),
+        event_time_column=str(given[EVENT_TIME_OPTION]) if flag("withEventTimeOrder") and EVENT_TIME_OPTION in given else None,
     )

@@ -2,7 +2,9 @@
 
 Spark finds the ``delta`` Python data source by itself; the session's wrappers first check
 the options (a bad one fails at ``load``, as in delta-spark, not at ``start``), resolve a
-table name to its location, and hand the source the session's storage settings.
+table name to its location, and hand the source the session's storage settings. With
+``withEventTimeOrder``, the column of a ``withWatermark`` applied to the stream is handed
+to the source too: delta-spark finds it in the query plan, which a Python source cannot see.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 from pyspark.sql.streaming.readwriter import DataStreamReader
 
 from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException, spark_errors
@@ -20,7 +23,7 @@ from ..catalog import delta_entry, is_delta_table_name
 from ..paths import is_object_store, normalize_location
 from ..source import ensure_delta_source
 from ..storage import open_table, storage_options
-from .options import stream_options
+from .options import EVENT_TIME_OPTION, stream_options
 from .source import STORAGE_OPTION
 
 DELTA = "delta"
@@ -70,7 +73,9 @@ def _delta_stream(reader: DataStreamReader, path: str, options: dict[str, Any]) 
     ensure_delta_source(spark)
     routed = spark.readStream
     _state(routed)["routed"] = True  # straight to Spark, which finds the ``delta`` data source
-    return routed.format(DELTA).options(**given).load(location)
+    stream = routed.format(DELTA).options(**given).load(location)
+    stream.__dict__["_sparkdelta_stream"] = (reader, location, options)
+    return stream
 
 
 def _load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
@@ -107,6 +112,19 @@ def _table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     return table
 
 
+def _with_watermark(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
+    @functools.wraps(original)
+    def with_watermark(self: DataFrame, eventTime: str, delayThreshold: str) -> DataFrame:
+        origin = self.__dict__.get("_sparkdelta_stream")
+        if origin is not None:
+            reader, location, options = origin
+            if any(k.lower() == "witheventtimeorder" and str(v).lower() == "true" for k, v in options.items()):
+                self = _delta_stream(reader, location, {**options, EVENT_TIME_OPTION: eventTime})
+        return original(self, eventTime, delayThreshold)
+
+    return with_watermark
+
+
 def install_stream_reader() -> None:
     """Wrap ``DataStreamReader`` once per process."""
     if getattr(DataStreamReader, "_sparkdelta_installed", False):
@@ -117,4 +135,5 @@ def install_stream_reader() -> None:
     DataStreamReader.schema = _recording(DataStreamReader.schema, _record_schema)  # type: ignore[method-assign]
     DataStreamReader.load = _load(DataStreamReader.load)  # type: ignore[method-assign]
     DataStreamReader.table = _table(DataStreamReader.table)  # type: ignore[method-assign]
+    ClassicDataFrame.withWatermark = _with_watermark(ClassicDataFrame.withWatermark)  # type: ignore[method-assign]
     DataStreamReader._sparkdelta_installed = True  # type: ignore[attr-defined]
