@@ -22,9 +22,10 @@ from .commands.auto_optimize import auto_compact
 from .named_tables import insert_into as insert_into_delta
 from .named_tables import read_table
 from .named_tables import save_as_table as save_delta_table
-from .options import DeltaOptions, keyed, option_key
+from .options import DeltaOptions, keyed
 from .read.scan import filter_with_pruning, input_files_from_log
 from .read.scan import load as load_delta
+from .recorded import record_format, record_option, record_options, recording, settings_of
 from .sql.runner import run_sql
 from .stream.reader import install_stream_reader
 from .stream.sink import install_stream_writer
@@ -32,33 +33,6 @@ from .write.dataframe import write_dataframe
 from .write.post_commit import register_post_commit_hook
 
 DELTA = "delta"
-
-
-def _state(obj: Any) -> dict[str, Any]:
-    if "_sparkdelta" not in obj.__dict__:
-        obj.__dict__["_sparkdelta"] = {"format": None, "options": {}, "mode": None, "partition_by": None, "cluster_by": None}
-    return obj.__dict__["_sparkdelta"]
-
-
-def _recording(original: Callable[..., Any], record: Callable[..., None]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        record(_state(self), *args, **kwargs)
-        return original(self, *args, **kwargs)
-
-    return wrapper
-
-
-def _record_format(state: dict[str, Any], source: str) -> None:
-    state["format"] = source.lower()
-
-
-def _record_option(state: dict[str, Any], key: str, value: Any) -> None:
-    state["options"][option_key(key)] = value
-
-
-def _record_options(state: dict[str, Any], **options: Any) -> None:
-    state["options"].update(keyed(options))
 
 
 def _parsed(state: dict[str, Any], options: dict[str, Any]) -> DeltaOptions:
@@ -86,7 +60,7 @@ def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
     @functools.wraps(original)
     @spark_errors
     def load(self: DataFrameReader, path: Any = None, format: str | None = None, schema: Any = None, **options: Any) -> DataFrame:
-        state = _state(self)
+        state = settings_of(self)
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, schema, **options)
         if not isinstance(path, str):
@@ -107,7 +81,7 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
         partitionBy: Any = None,
         **options: Any,
     ) -> None:
-        state = _state(self)
+        state = settings_of(self)
         if (format or state["format"] or "").lower() != DELTA:
             return original(self, path, format, mode, partitionBy, **options)
         if path is None:
@@ -141,7 +115,7 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
         partitionBy: Any = None,
         **options: Any,
     ) -> None:
-        state = _state(self)
+        state = settings_of(self)
         chosen = (format or state["format"] or "").lower()
         spark = self._df.sparkSession
         if chosen != DELTA and not (chosen == "" and is_delta_table_name(spark, name)):
@@ -164,7 +138,7 @@ def _writer_insert_into(original: Callable[..., None]) -> Callable[..., None]:
     def insert_into(self: DataFrameWriter, tableName: str, overwrite: bool | None = None) -> None:
         if not is_delta_table_name(self._df.sparkSession, tableName):
             return original(self, tableName, overwrite)
-        insert_into_delta(self._df, tableName, bool(overwrite) or (_state(self)["mode"] or "").lower() == "overwrite")
+        insert_into_delta(self._df, tableName, bool(overwrite) or (settings_of(self)["mode"] or "").lower() == "overwrite")
         return None
 
     return insert_into
@@ -175,7 +149,7 @@ def _reader_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame
     def table(self: DataFrameReader, tableName: str) -> DataFrame:
         if not is_delta_table_name(self._spark, tableName):
             return original(self, tableName)
-        return read_table(self._spark, tableName, _parsed(_state(self), {}))
+        return read_table(self._spark, tableName, _parsed(settings_of(self), {}))
 
     return table
 
@@ -210,12 +184,12 @@ def install() -> None:
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     for cls in (DataFrameReader, DataFrameWriter):
-        cls.format = _recording(cls.format, _record_format)  # type: ignore[method-assign]
-        cls.option = _recording(cls.option, _record_option)  # type: ignore[method-assign]
-        cls.options = _recording(cls.options, _record_options)  # type: ignore[method-assign]
-    DataFrameWriter.mode = _recording(DataFrameWriter.mode, _record_mode)  # type: ignore[method-assign]
-    DataFrameWriter.partitionBy = _recording(DataFrameWriter.partitionBy, _record_partition_by)  # type: ignore[method-assign]
-    DataFrameWriter.clusterBy = _recording(DataFrameWriter.clusterBy, _record_cluster_by)  # type: ignore[method-assign]
+        cls.format = recording(cls.format, record_format)  # type: ignore[method-assign]
+        cls.option = recording(cls.option, record_option)  # type: ignore[method-assign]
+        cls.options = recording(cls.options, record_options)  # type: ignore[method-assign]
+    DataFrameWriter.mode = recording(DataFrameWriter.mode, _record_mode)  # type: ignore[method-assign]
+    DataFrameWriter.partitionBy = recording(DataFrameWriter.partitionBy, _record_partition_by)  # type: ignore[method-assign]
+    DataFrameWriter.clusterBy = recording(DataFrameWriter.clusterBy, _record_cluster_by)  # type: ignore[method-assign]
     DataFrameReader.load = _reader_load(DataFrameReader.load)  # type: ignore[method-assign]
     pruning_filter = filter_with_pruning(ClassicDataFrame.filter)
     ClassicDataFrame.filter = pruning_filter  # type: ignore[method-assign]

@@ -21,39 +21,13 @@ from pyspark.sql.streaming.readwriter import DataStreamReader
 from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException, spark_errors
 from ..catalog import delta_entry, is_delta_table_name
 from ..paths import is_object_store, normalize_location
+from ..recorded import record_format, record_option, record_options, recording, settings_of
 from ..source import ensure_delta_source
 from ..storage import open_table, storage_options
 from .options import EVENT_TIME_OPTION, stream_options
 from .source import STORAGE_OPTION
 
 DELTA = "delta"
-
-
-def _state(reader: DataStreamReader) -> dict[str, Any]:
-    if "_sparkdelta" not in reader.__dict__:
-        reader.__dict__["_sparkdelta"] = {"format": None, "options": {}, "schema": None}
-    return reader.__dict__["_sparkdelta"]
-
-
-def _recording(original: Callable[..., Any], record: Callable[..., None]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def wrapper(self: DataStreamReader, *args: Any, **kwargs: Any) -> Any:
-        record(_state(self), *args, **kwargs)
-        return original(self, *args, **kwargs)
-
-    return wrapper
-
-
-def _record_format(state: dict[str, Any], source: str) -> None:
-    state["format"] = source.lower()
-
-
-def _record_option(state: dict[str, Any], key: str, value: Any) -> None:
-    state["options"][key] = value
-
-
-def _record_options(state: dict[str, Any], **options: Any) -> None:
-    state["options"].update(options)
 
 
 def _record_schema(state: dict[str, Any], schema: Any) -> None:
@@ -72,7 +46,7 @@ def _delta_stream(reader: DataStreamReader, path: str, options: dict[str, Any]) 
         given[STORAGE_OPTION] = json.dumps(storage_options(spark, location, options))
     ensure_delta_source(spark)
     routed = spark.readStream
-    _state(routed)["routed"] = True  # straight to Spark, which finds the ``delta`` data source
+    settings_of(routed)["routed"] = True  # straight to Spark, which finds the ``delta`` data source
     stream = routed.format(DELTA).options(**given).load(location)
     stream.__dict__["_sparkdelta_stream"] = (reader, location, options)
     return stream
@@ -84,7 +58,7 @@ def _load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     def load(
         self: DataStreamReader, path: str | None = None, format: str | None = None, schema: Any = None, **options: Any
     ) -> DataFrame:
-        state = _state(self)
+        state = settings_of(self)
         if (format or state["format"] or "").lower() != DELTA or state.get("routed"):
             return original(self, path, format, schema, **options)
         if schema is not None or state["schema"] is not None:
@@ -107,7 +81,7 @@ def _table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     def table(self: DataStreamReader, tableName: str) -> DataFrame:
         if not is_delta_table_name(self._spark, tableName):
             return original(self, tableName)
-        return _delta_stream(self, delta_entry(self._spark, tableName).location, dict(_state(self)["options"]))
+        return _delta_stream(self, delta_entry(self._spark, tableName).location, dict(settings_of(self)["options"]))
 
     return table
 
@@ -129,10 +103,10 @@ def install_stream_reader() -> None:
     """Wrap ``DataStreamReader`` once per process."""
     if getattr(DataStreamReader, "_sparkdelta_installed", False):
         return
-    DataStreamReader.format = _recording(DataStreamReader.format, _record_format)  # type: ignore[method-assign]
-    DataStreamReader.option = _recording(DataStreamReader.option, _record_option)  # type: ignore[method-assign]
-    DataStreamReader.options = _recording(DataStreamReader.options, _record_options)  # type: ignore[method-assign]
-    DataStreamReader.schema = _recording(DataStreamReader.schema, _record_schema)  # type: ignore[method-assign]
+    DataStreamReader.format = recording(DataStreamReader.format, record_format)  # type: ignore[method-assign]
+    DataStreamReader.option = recording(DataStreamReader.option, record_option)  # type: ignore[method-assign]
+    DataStreamReader.options = recording(DataStreamReader.options, record_options)  # type: ignore[method-assign]
+    DataStreamReader.schema = recording(DataStreamReader.schema, _record_schema)  # type: ignore[method-assign]
     DataStreamReader.load = _load(DataStreamReader.load)  # type: ignore[method-assign]
     DataStreamReader.table = _table(DataStreamReader.table)  # type: ignore[method-assign]
     ClassicDataFrame.withWatermark = _with_watermark(ClassicDataFrame.withWatermark)  # type: ignore[method-assign]
