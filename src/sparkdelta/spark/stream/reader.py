@@ -25,7 +25,7 @@ from ..recorded import record_format, record_option, record_options, recording, 
 from ..source import ensure_delta_source
 from ..storage import open_table, storage_options
 from .options import EVENT_TIME_OPTION, stream_options
-from .source import STORAGE_OPTION
+from .source import STORAGE_OPTION, stream_schema
 
 DELTA = "delta"
 
@@ -37,16 +37,17 @@ def _record_schema(state: dict[str, Any], schema: Any) -> None:
 def _delta_stream(reader: DataStreamReader, path: str, options: dict[str, Any]) -> DataFrame:
     """The stream over the Delta table at ``path``: options checked, storage settings attached."""
     spark = reader._spark
-    stream_options(options)
+    parsed = stream_options(options)
     location = normalize_location(path)
-    table = open_table(spark, location, options)
-    table.snapshot()  # a missing table fails here, naming its path
+    snapshot = open_table(spark, location, options).snapshot()  # a missing table fails here, naming its path
     given = {k: str(v) for k, v in options.items()}
     if is_object_store(location):
         given[STORAGE_OPTION] = json.dumps(storage_options(spark, location, options))
     ensure_delta_source(spark)
     routed = spark.readStream
     settings_of(routed)["routed"] = True  # straight to Spark, which finds the ``delta`` data source
+    # The schema, known here, spares Spark a Python worker to ask the source for it.
+    routed = routed.schema(stream_schema(snapshot, parsed.read_change_feed))
     stream = routed.format(DELTA).options(**given).load(location)
     stream.__dict__["_sparkdelta_stream"] = (reader, location, options)
     return stream
