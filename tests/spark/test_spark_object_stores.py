@@ -376,3 +376,30 @@ def test_reads_list_the_table_once_rather_than_ask_about_each_file(spark: SparkS
     finally:
         spark.conf.unset(f"fs.s3a.bucket.{bucket}.endpoint")
         proxy.close()
+
+
+def test_stream_from_and_to_s3_with_the_session_settings(spark: SparkSession, s3a: MotoServer, tmp_path: Path) -> None:
+    """A Delta stream on S3: the source's own processes read the log and files with the
+    session's ``fs.s3a.*`` settings, and the sink commits there exactly once."""
+    source, _, _ = new_table(s3a)
+    sink, _, _ = new_table(s3a)
+    spark.range(0, 5).selectExpr("id", "id * 2 as v").write.format("delta").save(source)
+    spark.range(5, 8).selectExpr("id", "id * 2 as v").write.format("delta").mode("append").save(source)
+
+    def run() -> None:
+        query = (
+            spark.readStream.format("delta")
+            .option("maxFilesPerTrigger", 1)
+            .load(source)
+            .writeStream.format("delta")
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(availableNow=True)
+            .start(sink)
+        )
+        query.awaitTermination()
+
+    run()
+    assert delta_rs_rows(s3a, sink) == [(i, i * 2) for i in range(8)]
+    spark.range(8, 9).selectExpr("id", "id * 2 as v").write.format("delta").mode("append").save(source)
+    run()
+    assert delta_rs_rows(s3a, sink) == [(i, i * 2) for i in range(9)]
