@@ -431,6 +431,16 @@ class StreamPlanner:
         assert batch is not None and batch.metadata is not None
         new_schema = parse_schema(batch.metadata.get("schemaString"))
         additive = _reads(new_schema, self.read_schema)
+        mapped = (batch.metadata.get("configuration") or {}).get("delta.columnMapping.mode", "none") != "none"
+        if mapped and not additive:
+            raise StreamingSourceError(
+                "Streaming read is not supported on tables with read-incompatible schema changes (e.g. rename or drop "
+                f"or datatype changes): version {version} of {self.table.root} makes one. sparkdelta has no schema "
+                "tracking log (schemaTrackingLocation); restart the query from a new checkpoint, or from "
+                f"startingVersion {version}, to read on with the new schema.\nRead schema: {_show(self.read_schema)}\n"
+                f"Incompatible data schema: {_show(new_schema)}",
+                error_class="DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG",
+            )
         raise StreamingSourceError(
             f"Detected schema change in version {version}:\nstreaming source schema: {_show(self.read_schema)}\n\n"
             f"data file schema: {_show(new_schema)}\n\n"

@@ -275,3 +275,22 @@ def test_with_event_time_order_reads_the_snapshot_by_event_time(spark: SparkSess
 
     assert batches(ordered=False) == [[30, 31, 32], [20, 21, 22], [10, 11, 12], [100, 101], [200]]
     assert batches(ordered=True) == [[10, 11, 12], [20, 21, 22], [30, 31, 32], [100, 101, 200]]
+
+
+def test_rename_under_column_mapping_stops_with_delta_spark_error(spark: SparkSession, tmp_path: Path) -> None:
+    path, checkpoint = str(tmp_path / "t"), str(tmp_path / "c")
+    _rows(spark, 0, 4).write.format("delta").option("delta.columnMapping.mode", "name").save(path)
+    assert run_stream(spark, path, checkpoint, {})[0] == "ok"
+    query = (
+        spark.readStream.format("delta").load(path).writeStream.format("noop").option("checkpointLocation", checkpoint).start()
+    )
+    try:
+        query.processAllAvailable()
+        spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN v TO value")
+        _rows(spark, 4, 5).withColumnRenamed("v", "value").write.format("delta").mode("append").save(path)
+        with pytest.raises(StreamingQueryException, match="DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG"):
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    with pytest.raises(Exception, match="schemaTrackingLocation"):
+        spark.readStream.format("delta").option("schemaTrackingLocation", str(tmp_path / "s")).load(path)

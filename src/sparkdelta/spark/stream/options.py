@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...exceptions import DeltaIllegalArgumentException
+from ...exceptions import DeltaIllegalArgumentException, DeltaUnsupportedOperationException
 from ...kernel.streaming import DEFAULT_MAX_FILES, Admission, StreamOptions
 from ...kernel.table import parse_timestamp
 
@@ -62,6 +62,12 @@ def _bytes(name: str, value: Any) -> int:
 def stream_options(options: Mapping[str, Any]) -> StreamOptions:
     """The source options among ``options`` (any key case), refusing a value of the wrong kind."""
     given = {k.lower(): v for k, v in options.items() if v is not None}
+    for unsupported in ("schemaTrackingLocation", "schemaLocation"):
+        if unsupported.lower() in given:
+            raise DeltaUnsupportedOperationException(
+                f"The source option '{unsupported}' (delta-spark's schema tracking log for non-additive schema changes) "
+                "is not supported by sparkdelta: a stream stops at such a change; restart it from a new checkpoint"
+            )
 
     def flag(name: str, default: bool = False) -> bool:
         return _flag(name, given[name.lower()]) if name.lower() in given else default
