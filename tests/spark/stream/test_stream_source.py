@@ -294,3 +294,26 @@ def test_rename_under_column_mapping_stops_with_delta_spark_error(spark: SparkSe
         query.stop()
     with pytest.raises(Exception, match="schemaTrackingLocation"):
         spark.readStream.format("delta").option("schemaTrackingLocation", str(tmp_path / "s")).load(path)
+
+
+def test_tables_delta_spark_wrote_stream_as_delta_spark_streams_them(
+    spark: SparkSession, deltaspark: Any, tmp_path: Path
+) -> None:
+    """delta-spark writes the table (deletion vectors on, a DELETE and an UPDATE); both streams read it alike."""
+    path = str(tmp_path / "theirs")
+    deltaspark.run(
+        """
+spark.range(0, 20).selectExpr("id", "cast(id % 4 as string) as p").repartition(2).write.format("delta") \\
+    .option("delta.enableDeletionVectors", "true").save(path)
+DeltaTable.forPath(spark, path).delete("id % 5 = 0")
+spark.range(20, 24).selectExpr("id", "cast(id % 4 as string) as p").write.format("delta").mode("append").save(path)
+DeltaTable.forPath(spark, path).update("id = 21", {"p": "'x'"})
+""",
+        path=path,
+    )
+    for n, options in enumerate(({}, {"ignoreChanges": "true"}, {"skipChangeCommits": "true", "maxFilesPerTrigger": "1"})):
+        ours = run_stream(spark, path, str(tmp_path / f"ours{n}"), options)
+        theirs = deltaspark.run(
+            STREAM, path=path, checkpoint=str(tmp_path / f"theirs{n}"), options=options, classes=ERROR_CLASSES
+        )
+        assert ours == theirs, options
