@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from pyspark.sql import SparkSession
 
@@ -50,6 +51,14 @@ def progress(found: Snapshot | None, app_id: str, default: int = NONE) -> int:
         return default
     txn = found.app_transactions.get(app_id)
     return default if txn is None else txn.version
+
+
+class Progress(NamedTuple):
+    """What a commit records: ``version`` under ``app_id``, with ``note`` as its userMetadata."""
+
+    app_id: str
+    version: int
+    note: str
 
 
 @contextmanager
