@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import time
 from collections.abc import Callable
 from datetime import date
 from typing import Any, TypeVar
@@ -20,8 +22,10 @@ import click
 from pyspark.sql import SparkSession
 from rich.console import Console
 
+from .bronze_stream import LandingColumnsError
 from .generator import FeedSpec, generate
 from .pipeline import PipelineConfig, run
+from .streams import ModeError
 from .warehouse import Location, Warehouse
 
 DEFAULTS = FeedSpec()
@@ -53,6 +57,32 @@ def session(master: str, driver_memory: str, conf: tuple[str, ...] = ()) -> Spar
 
 def _feed(rows_per_day: int, seed: int, start: str, congestion_from: int) -> FeedSpec:
     return FeedSpec(rows_per_day=rows_per_day, seed=seed, start=date.fromisoformat(start), congestion_from=congestion_from)
+
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d*)?)\s*(ms|s|m|h)?\s*")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _seconds(context: click.Context, parameter: click.Parameter, value: str | None) -> float | None:
+    """A duration given as ``500ms``, ``10s``, ``2m``, ``1h`` or plain seconds, in seconds."""
+    if value is None:
+        return None
+    found = _DURATION.fullmatch(value)
+    if found is None or float(found.group(1)) <= 0:
+        raise click.BadParameter(f"{value!r}: give a positive duration such as 500ms, 10s or 2m")
+    return float(found.group(1)) * _UNIT_SECONDS[found.group(2) or "s"]
+
+
+def _deadline(seconds: float) -> Callable[[], bool]:
+    """True once ``seconds`` have passed since its first call (when the queries have started)."""
+    started: list[float] = []
+
+    def passed() -> bool:
+        if not started:
+            started.append(time.monotonic())
+        return time.monotonic() - started[0] >= seconds
+
+    return passed
 
 
 def spark_options(command: F) -> F:
@@ -118,6 +148,16 @@ def main() -> None:
     show_default=True,
     help="delta.deletedFileRetentionDuration of new tables (VACUUM).",
 )
+@click.option("--stream", is_flag=True, help="Run the layers as Structured Streaming queries (availableNow).")
+@click.option("--continuous", is_flag=True, help="With --stream: run the queries side by side until Ctrl-C (or --run-for).")
+@click.option(
+    "--trigger-interval",
+    callback=_seconds,
+    default="10s",
+    show_default=True,
+    help="With --continuous: time between micro-batches (500ms, 10s, 2m).",
+)
+@click.option("--run-for", callback=_seconds, help="With --continuous: stop after this long (30s, 5m).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def run_command(
     warehouse: str,
@@ -131,14 +171,33 @@ def run_command(
     days: int,
     optimize_min_files: int,
     retention_hours: float,
+    stream: bool,
+    continuous: bool,
+    trigger_interval: float,
+    run_for: float | None,
     as_json: bool,
 ) -> None:
     """Generate data if landing is empty, then bring bronze, silver and gold up to date and maintain them."""
+    if continuous and not stream:
+        raise click.UsageError("--continuous runs the layers as streams: give --stream too")
+    if run_for is not None and not continuous:
+        raise click.UsageError("--run-for bounds a continuous run: give --stream --continuous too")
     config = PipelineConfig(
-        Location.of(warehouse), _feed(rows_per_day, seed, start_date, congestion_from), days, optimize_min_files, retention_hours
+        Location.of(warehouse),
+        _feed(rows_per_day, seed, start_date, congestion_from),
+        days,
+        optimize_min_files,
+        retention_hours,
+        stream=stream,
+        continuous=continuous,
+        trigger_seconds=trigger_interval,
     )
     progress = Console(stderr=True)
-    summary = run(session(master, driver_memory, conf), config, console=progress)
+    until = None if run_for is None else _deadline(run_for)
+    try:
+        summary = run(session(master, driver_memory, conf), config, console=progress, until=until)
+    except (ModeError, LandingColumnsError) as error:
+        raise click.ClickException(str(error)) from error
     if as_json:
         click.echo(json.dumps(summary.to_json(), indent=2))
     else:

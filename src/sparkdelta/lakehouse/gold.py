@@ -29,6 +29,7 @@ from .trips import CREDIT_CARD
 from .warehouse import GOLD_TABLE_NAMES, Location, Warehouse, retention_property
 
 WEIGHT = "_weight"
+COMMIT_VERSION = "_commit_version"  # the change feed's column: the silver version of a change
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,13 @@ def weighted_changes(spark: SparkSession, path: Location, first: int, last: int)
         .option("endingVersion", last)
         .load(str(path))
     )
+    return weighted(changes)
+
+
+def weighted(changes: DataFrame) -> DataFrame:
+    """Change feed rows as gold's input columns, the silver version they come from and their weight."""
     adds = F.col("_change_type").isin("insert", "update_postimage")
-    return changes.select(*INPUT_COLUMNS, F.when(adds, 1).otherwise(-1).alias(WEIGHT))
+    return changes.select(*INPUT_COLUMNS, COMMIT_VERSION, F.when(adds, 1).otherwise(-1).alias(WEIGHT))
 
 
 def refresh(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on_commit: Callable[[str], None]) -> GoldResult:
@@ -154,16 +160,23 @@ def refresh(spark: SparkSession, warehouse: Warehouse, retention_hours: float, o
             first = done + 1 if result.silver_versions is None else min(done + 1, result.silver_versions[0])
             result.silver_versions = (first, latest)
             for table in tables:
-                result.keys[table.name] = _fold(spark, warehouse.gold(table.name), table, changes, latest, on_commit)
+                progress = markers.Progress(markers.GOLD, latest, f"{table.name} holds silver up to version {latest}")
+                result.keys[table.name] = fold(spark, warehouse.gold(table.name), table, changes, progress, on_commit)
         finally:
             changes.unpersist()
     return result
 
 
-def _fold(
-    spark: SparkSession, path: Location, table: GoldTable, changes: DataFrame, latest: int, on_commit: Callable[[str], None]
+def fold(
+    spark: SparkSession,
+    path: Location,
+    table: GoldTable,
+    changes: DataFrame,
+    progress: markers.Progress,
+    on_commit: Callable[[str], None],
 ) -> int:
-    """MERGE the table plus ``changes`` into it, recording ``latest`` in the same commit."""
+    """MERGE the table plus ``changes`` (``weighted`` rows) into it, in a commit recording
+    ``progress``; the keys it inserted, updated or deleted."""
     deltas = aggregate(changes, table, F.col(WEIGHT)).drop(*table.derived)
     base = spark.read.format("delta").load(str(path))
     sums = ["trips", *table.measures]
@@ -174,7 +187,7 @@ def _fold(
     )
     absolute = with_derived(absolute, table)
     on = " AND ".join(f"t.{key} = s.{key}" for key in table.keys)
-    with markers.app_transaction(spark, markers.GOLD, latest, f"{table.name} holds silver up to version {latest}"):
+    with markers.app_transaction(spark, *progress):
         outcome = (
             DeltaTable.forPath(spark, str(path))
             .alias("t")
@@ -186,4 +199,4 @@ def _fold(
             .first()
         )
     on_commit(f"gold:{table.name}:merge")
-    return outcome["num_affected_rows"] if outcome else 0  # None: skipped, another run recorded ``latest``
+    return outcome["num_affected_rows"] if outcome else 0  # None: skipped, another run recorded ``progress``

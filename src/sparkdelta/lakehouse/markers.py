@@ -7,12 +7,16 @@ its progress, so a crash can never leave the two out of step, and nothing outsid
 tables (no checkpoint file) can drift: appends with the ``txnAppId`` / ``txnVersion``
 write options, MERGEs under ``app_transaction`` (delta-spark's session settings, which
 DELETE, UPDATE and MERGE read). Either way a batch the table already holds is skipped.
+
+In stream mode (streams.py) Spark's checkpoints say what each query has read, and the
+tables record the micro-batches they hold, so that one Spark replays is skipped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from pyspark.sql import SparkSession
 
@@ -22,6 +26,9 @@ from .warehouse import Location, table_at
 BRONZE = "lakehouse.bronze"  # in bronze: the last landing batch ingested
 SILVER = "lakehouse.silver"  # in silver and quarantine: the last bronze batch refined
 GOLD = "lakehouse.gold"  # in each gold table: the last silver version aggregated
+
+SILVER_STREAM = "lakehouse.stream.silver"  # in silver and quarantine: silver's query's last micro-batch
+GOLD_STREAM = "lakehouse.stream.gold"  # in each gold table: gold's query's last micro-batch
 
 NONE = 0  # batch ids start at 1, so 0 means "nothing yet"
 
@@ -50,6 +57,14 @@ def progress(found: Snapshot | None, app_id: str, default: int = NONE) -> int:
         return default
     txn = found.app_transactions.get(app_id)
     return default if txn is None else txn.version
+
+
+class Progress(NamedTuple):
+    """What a commit records: ``version`` under ``app_id``, with ``note`` as its userMetadata."""
+
+    app_id: str
+    version: int
+    note: str
 
 
 @contextmanager

@@ -4,8 +4,9 @@ From the bronze batches it has not refined yet, silver
 
 1. types every row and quarantines the invalid ones, with their reason, in
    ``silver/quarantine`` (an append carrying the batch as its ``txn``: exactly once);
-2. drops exact duplicates and keeps, per ride, its latest line (by batch, then line):
-   "latest correction wins";
+2. drops exact duplicates and keeps, per ride, its latest line (by batch, then file name,
+   then line; a batch is one file, or one micro-batch of several in stream mode): "latest
+   correction wins";
 3. MERGEs those on RideId: new rides insert, and a ride silver holds is updated only by a
    newer line with other content, so resends change nothing. The MERGE's commit carries
    the batch as its ``txn`` (``markers.app_transaction``), even when no line was valid,
@@ -40,6 +41,9 @@ CONSTRAINTS = {
 }
 
 PARTITION_COLUMN = "PickupDate"
+
+# Which of two lines of a ride is the later: bronze batch, then file name, then line.
+ORDER = ("_batch_id", "_source_file", "_line")
 
 SCHEMA = StructType(
     [StructField(name, kind, nullable=name != "RideId") for name, kind in TYPED_COLUMNS.items()]
@@ -115,11 +119,12 @@ def refine(spark: SparkSession, warehouse: Warehouse, retention_hours: float, on
     rows = checked(lines)
     if quarantined < last:
         bad = rows.where(F.col(REASON).isNotNull() & (batch > quarantined))
-        result.quarantined = _quarantine(bad, warehouse, quarantined, last, retention_hours)
+        append_quarantine(bad, warehouse, markers.SILVER, last, retention_hours)
+        result.quarantined = _quarantined(spark, warehouse, quarantined, last)
         on_commit("silver:quarantine")
     if merged < last:
         with markers.app_transaction(spark, markers.SILVER, last, f"silver holds bronze batches up to {last}"):
-            _merge(spark, rows.where(F.col(REASON).isNull() & (batch > merged)), warehouse, result)
+            merge(spark, rows.where(F.col(REASON).isNull() & (batch > merged)), warehouse, result)
         on_commit("silver:merge")
     return result
 
@@ -129,8 +134,8 @@ def _lines(spark: SparkSession, path: Location, after: int, last: int) -> DataFr
     return spark.read.format("delta").load(str(path)).where(F.col("_batch_id").between(after + 1, last))
 
 
-def _quarantine(bad: DataFrame, warehouse: Warehouse, after: int, last: int, retention_hours: float) -> dict[str, int]:
-    """Append the invalid rows of batches ``after+1..last`` as they came, with their reason; count them per reason."""
+def append_quarantine(bad: DataFrame, warehouse: Warehouse, app_id: str, version: int, retention_hours: float) -> None:
+    """Append invalid rows as they came, with their reason, in a commit carrying ``app_id``'s ``version``."""
     typed = {f"t_{name}" for name in TYPED_COLUMNS}
     feed = [c for c in bad.columns if c not in typed and c not in (REASON, *METADATA_COLUMNS)]
     (
@@ -138,13 +143,17 @@ def _quarantine(bad: DataFrame, warehouse: Warehouse, after: int, last: int, ret
         .write.format("delta")
         .mode("append")
         .option("mergeSchema", "true")
-        .option("txnAppId", markers.SILVER)
-        .option("txnVersion", last)
+        .option("txnAppId", app_id)
+        .option("txnVersion", version)
         .option("delta.deletedFileRetentionDuration", retention_property(retention_hours))
         .save(str(warehouse.quarantine))
     )
+
+
+def _quarantined(spark: SparkSession, warehouse: Warehouse, after: int, last: int) -> dict[str, int]:
+    """Quarantined rows of bronze batches ``after+1..last`` per reason."""
     counts = dict.fromkeys(REASONS, 0)
-    for row in _lines(bad.sparkSession, warehouse.quarantine, after, last).groupBy("reason").count().collect():
+    for row in _lines(spark, warehouse.quarantine, after, last).groupBy("reason").count().collect():
         counts[row["reason"]] = row["count"]
     return counts
 
@@ -163,10 +172,11 @@ def typed_rows(valid: DataFrame) -> DataFrame:
     return out.select(*[F.col(f.name).cast(f.dataType) for f in SCHEMA.fields])
 
 
-def _merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: SilverResult) -> None:
+def merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: SilverResult) -> None:
+    """MERGE the latest of ``valid`` (checked bronze rows) per ride into silver; add what it did to ``result``."""
     rows = typed_rows(valid)
-    newest_first = Window.partitionBy("RideId").orderBy(F.desc("_batch_id"), F.desc("_line"))
-    copies = Window.partitionBy("RideId", "_row_hash").orderBy("_batch_id", "_line")
+    newest_first = Window.partitionBy("RideId").orderBy(*[F.desc(c) for c in ORDER])
+    copies = Window.partitionBy("RideId", "_row_hash").orderBy(*ORDER)
     ranked = rows.withColumn("_rank", F.row_number().over(newest_first)).withColumn("_copy", F.row_number().over(copies))
     latest = F.col("_rank") == 1
     # Counted as the MERGE reads its source (once). Per ride: lines = distinct contents +
@@ -178,9 +188,7 @@ def _merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: 
         (F.count(F.when(F.col("_copy") == 1, 1)) - F.count(F.when(latest, 1))).alias("superseded"),
         F.count(F.when(latest, 1)).alias("rides"),
     )
-    newer = (F.col("s._batch_id") > F.col("t._batch_id")) | (
-        (F.col("s._batch_id") == F.col("t._batch_id")) & (F.col("s._line") > F.col("t._line"))
-    )
+    newer = F.struct(*[F.col(f"s.{c}") for c in ORDER]) > F.struct(*[F.col(f"t.{c}") for c in ORDER])
     # A ride silver holds is updated only by a newer line with other content: resends change nothing.
     outcome = (
         DeltaTable.forPath(spark, str(warehouse.silver))
@@ -194,6 +202,9 @@ def _merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: 
     if outcome is None:  # skipped: another run committed this batch since refine looked
         return
     seen = counts.get
-    result.duplicates, result.superseded = seen["duplicates"], seen["superseded"]
-    result.inserted, result.updated = outcome["num_inserted_rows"], outcome["num_updated_rows"]
-    result.unchanged = seen["rides"] - result.inserted - result.updated
+    inserted, updated = outcome["num_inserted_rows"], outcome["num_updated_rows"]
+    result.duplicates += seen["duplicates"]
+    result.superseded += seen["superseded"]
+    result.inserted += inserted
+    result.updated += updated
+    result.unchanged += seen["rides"] - inserted - updated

@@ -2,7 +2,9 @@
 
 One dataclass, printed as rich tables for people and as JSON for scripts (``--json``).
 The counts reconcile: silver's rows in = quarantined + duplicates + superseded +
-unchanged + inserted + updated.
+unchanged + inserted + updated. In stream mode (``mode`` ``stream`` or ``continuous``)
+bronze's batches are its query's micro-batches, and ``micro_batches`` gives each
+query's first and last micro-batch that committed in this run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .silver import SilverResult
 @dataclass
 class RunSummary:
     warehouse: str
+    mode: str = "batch"  # or "stream" (availableNow), "continuous"
     generated: list[str] = field(default_factory=list)  # landing files this run generated
     bronze: BronzeResult = field(default_factory=BronzeResult)
     silver: SilverResult = field(default_factory=SilverResult)
@@ -29,6 +32,13 @@ class RunSummary:
     maintenance: list[TableMaintenance] = field(default_factory=list)
     versions: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)  # before, after
     seconds: dict[str, float] = field(default_factory=dict)  # per stage
+    micro_batches: dict[str, tuple[int, int]] = field(default_factory=dict)  # per query: first, last
+    restarts: dict[str, int] = field(default_factory=dict)  # per query: starts again after its input gained columns
+
+    def saw_batch(self, layer: str, batch_id: int) -> None:
+        """Record that ``layer``'s query committed micro-batch ``batch_id``."""
+        first, last = self.micro_batches.get(layer, (batch_id, batch_id))
+        self.micro_batches[layer] = (min(first, batch_id), max(last, batch_id))
 
     @property
     def changed(self) -> bool:
@@ -56,7 +66,8 @@ class RunSummary:
         s, b, g = self.silver, self.bronze, self.gold
         if "generate" in self.seconds:
             table.add_row("generate", "", _files(len(self.generated)), "raw trips into landing/", self._time("generate"))
-        table.add_row("bronze", _files(len(b.files)), f"{b.rows:,} rows", _batches(b.batches), self._time("bronze"))
+        bronze = _batches(b.batches) + self._restarts("bronze")
+        table.add_row("bronze", _files(len(b.files)), f"{b.rows:,} rows", bronze, self._time("bronze"))
         detail = "\n".join(
             [
                 f"{s.inserted:,} inserted, {s.updated:,} corrections applied",
@@ -64,12 +75,18 @@ class RunSummary:
                 f"{s.superseded:,} superseded, {s.unchanged:,} unchanged",
             ]
         )
+        detail += self._micro_batches("silver")
         table.add_row("silver", f"{s.rows_in:,} rows", f"{s.inserted + s.updated:,} rows", detail, self._time("silver"))
         keys = "\n".join(f"{name}: {n:,}" for name, n in g.keys.items()) or "up to date"
         versions = f"silver v{g.silver_versions[0]}..{g.silver_versions[1]}\n" if g.silver_versions else ""
+        keys += self._micro_batches("gold")
         table.add_row("gold", f"{g.change_rows:,} changes", f"{sum(g.keys.values()):,} keys", versions + keys, self._time("gold"))
+        if "streaming" in self.seconds:
+            table.add_row("streaming", "", "", "bronze, silver and gold side by side", self._time("streaming"))
         done = [m for m in self.maintenance if m.optimize or m.vacuumed]
         detail = "\n".join(_maintenance(m) for m in done) or "nothing to do"
+        if self.mode == "continuous":
+            detail = "left to the next run"
         table.add_row("maintenance", "", "", detail, self._time("maintenance"))
         return table
 
@@ -91,6 +108,14 @@ class RunSummary:
                 shown = f"{'-' if before is None else before} -> {shown}"
             table.add_row(name, shown)
         return table
+
+    def _micro_batches(self, layer: str) -> str:
+        found = self.micro_batches.get(layer)
+        return (f"\nmicro-batches {found[0]}..{found[1]}" if found else "") + self._restarts(layer)
+
+    def _restarts(self, layer: str) -> str:
+        n = self.restarts.get(layer, 0)
+        return f"\nrestarted {n}x: new columns" if n else ""
 
     def _time(self, stage: str) -> str:
         return f"{self.seconds[stage]:.1f}" if stage in self.seconds else ""

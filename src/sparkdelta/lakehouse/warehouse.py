@@ -102,6 +102,15 @@ class Warehouse:
     def gold(self, name: str) -> Location:
         return self.root / "gold" / name
 
+    def checkpoint(self, layer: str) -> Location:
+        """Where the streaming query of ``layer`` (``bronze``, ``silver``, ``gold``) keeps its checkpoint."""
+        return self.root / "_checkpoints" / layer
+
+    def has_checkpoint(self, layer: str) -> bool:
+        """Whether ``layer``'s query has started here (Spark writes the checkpoint's ``metadata`` first)."""
+        storage, path = storage_at(self.checkpoint(layer) / "metadata")
+        return storage.exists(path)
+
     def tables(self) -> dict[str, Location]:
         """Every Delta table of the pipeline by display name, upstream first."""
         return {
@@ -113,9 +122,14 @@ class Warehouse:
 
     def landing_files(self) -> list[Location]:
         """The CSV drops in landing order (by name); hidden and in-progress files (``.``, ``_``) are skipped."""
+        return [path for path, _ in self.landing_listing()]
+
+    def landing_listing(self) -> list[tuple[Location, int]]:
+        """``landing_files`` with each file's size in bytes."""
         storage, landing = storage_at(self.landing)
         try:
             found = list(storage.list_tree(landing, lambda name: False))
         except FileNotFoundError:
             return []
-        return sorted(self.landing / f.name for f in found if f.name.endswith(".csv") and not f.name.startswith(("_", ".")))
+        drops = [(self.landing / f.name, f.size) for f in found if f.name.endswith(".csv") and not f.name.startswith(("_", "."))]
+        return sorted(drops)

@@ -22,6 +22,7 @@ ERROR_CLASSES = (
     "DELTA_SOURCE_IGNORE_DELETE",
     "DELTA_SOURCE_TABLE_IGNORE_CHANGES",
     "DELTA_SCHEMA_CHANGED_WITH_VERSION",
+    "DELTA_SCHEMA_CHANGED",
     "DELTA_STARTING_VERSION_AND_TIMESTAMP_BOTH_SET",
     "DELTA_MISSING_CHANGE_DATA",
 )
@@ -187,6 +188,23 @@ def test_schema_change_stops_stream_and_restart_reads_on(spark: SparkSession, tm
     status, batches = run_stream(spark, path, checkpoint, {})
     assert status == "ok"
     assert sorted(r for _, rows in batches for r in rows) == [(5, "c", 50, "x"), (6, "a", 60, "x")]
+
+
+def test_schema_change_between_load_and_start_is_refused_not_dropped(spark: SparkSession, tmp_path: Path) -> None:
+    """A stream defined before a column was added and started after it once read the new
+    rows without the column, silently (its planner started from the table as it was then)."""
+    path, checkpoint = str(tmp_path / "t"), str(tmp_path / "c")
+    _rows(spark, 0, 2).write.format("delta").save(path)
+    defined = spark.readStream.format("delta").load(path)
+    _rows(spark, 2, 3).selectExpr("*", "'x' as extra").write.format("delta").mode("append").option("mergeSchema", "true").save(
+        path
+    )
+    query = defined.writeStream.foreachBatch(lambda df, _: None).option("checkpointLocation", checkpoint)
+    with pytest.raises(StreamingQueryException, match="DELTA_SCHEMA_CHANGED"):
+        query.trigger(availableNow=True).start().awaitTermination(120)
+    status, batches = run_stream(spark, path, checkpoint, {})  # defined again: every column
+    assert status == "ok"
+    assert sorted(r for _, rows in batches for r in rows) == [(0, "a", 0, None), (1, "b", 10, None), (2, "c", 20, "x")]
 
 
 def test_optimize_and_vacuum_do_not_replay(spark: SparkSession, tmp_path: Path) -> None:

@@ -73,6 +73,20 @@ def stream_schema(snapshot: Snapshot, read_change_feed: bool) -> StructType:
     return schema
 
 
+def _refuse_changed_schema(table: str, defined: StructType, now: StructType) -> None:
+    """Refuse a stream whose table changed its schema between ``load()``, which fixed the
+    rows' schema (``defined``), and the query's start: its planner starts from the table
+    as it is now, would see no change to stop at, and the rows would silently lose the
+    new columns. Defined again, the stream reads on with them (delta-spark's advice)."""
+    if defined.simpleString() != now.simpleString():
+        raise StreamingSourceError(
+            f"[DELTA_SCHEMA_CHANGED] Detected schema change since the stream was defined:\n"
+            f"streaming source schema: {defined.simpleString()}\n\ndata file schema: {now.simpleString()}\n\n"
+            f"Define the stream again (readStream ... load) and restart the query. The source table is {table}.",
+            error_class="DELTA_SCHEMA_CHANGED",
+        )
+
+
 class FilesPartition(InputPartition):
     """One Spark task's share of a micro-batch: stream entries (a dict per file)."""
 
@@ -91,6 +105,7 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         table = open_source_table(path, options)
         snapshot = table.snapshot()
         snapshot.require_readable()
+        _refuse_changed_schema(table.root, schema, stream_schema(snapshot, self.stream_options.read_change_feed))
         self.root = table.root
         self.layout = self._layout(snapshot, schema)
         self._planner: StreamPlanner | None = StreamPlanner(table, self.stream_options, snapshot)
