@@ -12,6 +12,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from deltaspark import DeltaSpark
@@ -77,3 +78,13 @@ def deltaspark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DeltaSpark]
 
 # Object-store endpoints on loopback (moto's S3 server, Azurite), for tests/kernel/test_object_stores.py.
 from object_stores import azurite, moto_s3  # noqa: E402,F401
+
+
+@pytest.fixture(scope="session")
+def baseline(spark: pyspark.sql.SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Any:  # noqa: F821
+    """The lakehouse tests' shared batch runs (``tests/lakehouse/lakehouse_baseline.py``), built
+    once per session. Here, not in a ``tests/lakehouse/conftest.py``: the tests import this
+    module as ``conftest``, and a second one would shadow it."""
+    from lakehouse_baseline import build_baseline  # on the path once tests/lakehouse is collected
+
+    return build_baseline(spark, tmp_path_factory.mktemp("lakehouse") / "warehouse")
