@@ -32,7 +32,7 @@ from ...kernel.snapshot import Snapshot
 from ...kernel.streaming import Admission, SourceOffset, StreamPlanner
 from ...kernel.table import Table
 from ..read.field_metadata import read_schema
-from .arrow_files import CHANGE_COLUMNS, CHANGE_TYPE, COMMIT_TIMESTAMP, COMMIT_VERSION, RowLayout, read_entry
+from .arrow_files import CHANGE_COLUMNS, RowLayout, read_entry
 from .options import stream_options
 
 STORAGE_OPTION = "__sparkdelta_storage"
@@ -207,6 +207,3 @@ def _plain(entry: dict[str, Any]) -> dict[str, Any]:
     if isinstance(values, list):
         entry["partitionValues"] = dict(values)
     return entry
-
-
-__all__ = ["CHANGE_TYPE", "COMMIT_TIMESTAMP", "COMMIT_VERSION", "DeltaStreamReader", "STORAGE_OPTION", "stream_schema"]
