@@ -37,9 +37,9 @@ from pyspark.sql import SparkSession
 
 from sparkdelta.kernel import Table
 from sparkdelta.lakehouse import PipelineConfig, Warehouse, run
-from sparkdelta.lakehouse.bronze_stream import LandingColumnsError, landing_columns
+from sparkdelta.lakehouse.bronze_stream import landing_columns
 from sparkdelta.lakehouse.cli import main as lakehouse_cli
-from sparkdelta.lakehouse.streams import ModeError
+from sparkdelta.lakehouse.errors import LandingColumnsError, ModeError
 from sparkdelta.lakehouse.summary import RunSummary
 from sparkdelta.tables import DeltaTable
 

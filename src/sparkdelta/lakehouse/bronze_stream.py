@@ -41,6 +41,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from ..tables import DeltaTable
 from . import markers
+from .errors import LandingColumnsError
 from .warehouse import Location, Warehouse, retention_property, storage_at
 
 NEW_COLUMNS = "LAKEHOUSE_NEW_LANDING_COLUMNS"
@@ -48,10 +49,6 @@ NEW_COLUMNS = "LAKEHOUSE_NEW_LANDING_COLUMNS"
 HEADER_BYTES = 1 << 16
 _MORE_FIELDS = "_more_fields"  # the sentinel: a field past the known columns lands here
 _PARTITION_SHIFT = 33  # as monotonically_increasing_id: 2^33 rows per partition
-
-
-class LandingColumnsError(ValueError):
-    """The landing files' columns cannot be read by position with one schema."""
 
 
 def landing_columns(warehouse: Warehouse) -> list[str]:

@@ -22,10 +22,9 @@ import click
 from pyspark.sql import SparkSession
 from rich.console import Console
 
-from .bronze_stream import LandingColumnsError
+from .errors import LandingColumnsError, ModeError
 from .generator import FeedSpec, generate
 from .pipeline import PipelineConfig, run
-from .streams import ModeError
 from .warehouse import Location, Warehouse
 
 DEFAULTS = FeedSpec()

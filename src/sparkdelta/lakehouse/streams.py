@@ -39,6 +39,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from . import bronze, bronze_stream, gold, markers, silver
 from .bronze import BronzeResult
+from .errors import ModeError
 from .summary import RunSummary
 from .validation import REASON, checked
 from .warehouse import Location, Warehouse, table_at
@@ -47,10 +48,6 @@ LAYERS = ("bronze", "silver", "gold")
 POLL_SECONDS = 0.5
 _RESTART_ON = (bronze_stream.NEW_COLUMNS, "DELTA_SCHEMA_CHANGED")  # and DELTA_SCHEMA_CHANGED_WITH_VERSION
 _STREAMING_UPDATE = "STREAMING UPDATE"
-
-
-class ModeError(RuntimeError):
-    """A warehouse built by batch runs given to stream mode, or the other way round."""
 
 
 def _outputs(warehouse: Warehouse) -> dict[str, list[Location]]:
