@@ -264,9 +264,10 @@ class StreamPlanner:
         end = start
         for version, entries, is_snapshot in self._versions_from(start):
             if not is_snapshot:
-                self._check_schema(version, read_anything=end != start)
                 if self._schema_changes_at(version):
-                    return end
+                    if end != start:  # the files before the change go first
+                        return end
+                    self._stop_at_schema_change(version)
             entries = (
                 entries.filter(pc.greater(entries.column("index"), pa.scalar(start.index, pa.int64())))
                 if version == start.version
@@ -422,10 +423,8 @@ class StreamPlanner:
             return False
         return not _reads(self.read_schema, parse_schema(batch.metadata.get("schemaString")))
 
-    def _check_schema(self, version: int, read_anything: bool) -> None:
-        """Stop a stream that reached a commit changing its schema, once the files before it are read."""
-        if read_anything or not self._schema_changes_at(version):
-            return
+    def _stop_at_schema_change(self, version: int) -> None:
+        """Stop a stream whose next commit changes its schema, with delta-spark's error."""
         cached = self._commit_entries.get(version)
         batch = cached[1] if cached else self._read_commit(version)
         assert batch is not None and batch.metadata is not None
