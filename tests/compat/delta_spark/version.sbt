@@ -1,0 +1,1 @@
+ThisBuild / version := "4.4.1"
