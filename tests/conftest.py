@@ -19,6 +19,10 @@ from deltaspark import DeltaSpark
 
 REPO = Path(__file__).resolve().parent.parent
 
+# delta-spark's own tests, vendored verbatim: tests/compat/test_delta_spark_suite.py runs them
+# in a process of their own (they build their own SparkContext).
+collect_ignore_glob = ["compat/delta_spark/*"]
+
 
 def catalog_configs(directory: Path) -> dict[str, str]:
     """Settings that put a session's warehouse and embedded metastore under ``directory``."""
