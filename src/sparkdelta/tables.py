@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
@@ -14,6 +14,7 @@ from .builder import DeltaTableBuilder, IdentityGenerator
 from .exceptions import DeltaError, StorageError, TableNotFoundError, spark_surface
 from .kernel import Table
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
+from .spark.arguments import bool_arg, column_mapping_arg, condition_arg, int_arg, str_arg, version_arg
 from .spark.catalog import delta_entry
 from .spark.commands.clone import clone_table
 from .spark.commands.convert import convert_to_delta, parquet_path
@@ -50,13 +51,6 @@ def _builder(spark: SparkSession | None, mode: str) -> DeltaTableBuilder:
     if session is None:
         raise ValueError("DeltaTable builders need a SparkSession: pass one, or create one first")
     return DeltaTableBuilder(session, mode)
-
-
-def _checked_condition(condition: Any) -> str | Column | None:
-    """A DML condition as delta-spark takes it: SQL text, a Column or None."""
-    if condition is not None and not isinstance(condition, (str, Column)):
-        raise TypeError(f"condition must be a SQL string or a Column, not {type(condition).__name__}")
-    return condition
 
 
 @spark_surface
@@ -149,7 +143,7 @@ class DeltaTable:
     def delete(self, condition: str | Column | None = None) -> None:
         """Delete the rows where ``condition`` (SQL text or Column) is true; every row without one."""
 
-        delete(self._spark, self._table, _checked_condition(condition))
+        delete(self._spark, self._table, condition_arg(condition))
 
     def update(self, condition: str | Column | None = None, set: dict[str, str | Column] | None = None) -> None:
         """Set columns (``set``: name -> SQL text or Column) on the rows where ``condition`` is true.
@@ -158,12 +152,10 @@ class DeltaTable:
         an unquoted dot reaches into a struct (``s.f``), and case does not matter.
         """
 
-        if not isinstance(set, dict) or not set:
-            raise ValueError("update needs 'set': a non-empty dict of column name to SQL expression or Column")
-        bad = [k for k, v in set.items() if not isinstance(k, str) or not isinstance(v, (str, Column))]
-        if bad:
-            raise TypeError(f"update's 'set' maps column names to SQL strings or Columns; not {bad[0]!r}")
-        update(self._spark, self._table, _checked_condition(condition), set)
+        assignments = column_mapping_arg(set, "'set'")
+        if not assignments:
+            raise ValueError("'set' needs at least one column to update")
+        update(self._spark, self._table, condition_arg(condition), assignments)
 
     def updateExpr(self, condition_or_set: str | dict[str, str], set: dict[str, str] | None = None) -> None:
         """delta-spark's Scala ``updateExpr(set)`` / ``updateExpr(condition, set)``: everything as SQL text."""
@@ -185,10 +177,12 @@ class DeltaTable:
 
     def restoreToVersion(self, version: int) -> DataFrame:
         """Commit the table back to ``version``; one row of delta-spark's restore metrics."""
-        return restore_frame(self._spark, restore(self._spark, self._table, version=version))
+        return restore_frame(self._spark, restore(self._spark, self._table, version=int_arg(version, "version")))
 
     def restoreToTimestamp(self, timestamp: str | datetime) -> DataFrame:
         """Commit the table back to the version at ``timestamp`` (text in the session time zone)."""
+        if not isinstance(timestamp, datetime):
+            str_arg(timestamp, "timestamp")
         return restore_frame(self._spark, restore(self._spark, self._table, timestamp=timestamp))
 
     def clone(
@@ -229,16 +223,17 @@ class DeltaTable:
 
     def upgradeTableProtocol(self, readerVersion: int, writerVersion: int) -> None:
         """Raise the protocol to at least these versions (never lower), keeping every supported feature."""
-        upgrade_protocol(self._table, readerVersion, writerVersion)
+        upgrade_protocol(self._table, version_arg(readerVersion, "readerVersion"), version_arg(writerVersion, "writerVersion"))
 
     def addFeatureSupport(self, featureName: str) -> None:
         """Add a table feature to the protocol (moving it to table features if needed)."""
-        add_feature(self._table, featureName)
+        add_feature(self._table, str_arg(featureName, "featureName"))
 
     def dropFeatureSupport(self, featureName: str, truncateHistory: bool | None = None) -> None:
         """Drop a table feature and lower the protocol (delta-spark 4's ``ALTER TABLE ... DROP FEATURE``)."""
 
-        drop_table_feature(self._spark, self._table, featureName, bool(truncateHistory))
+        truncate = False if truncateHistory is None else bool_arg(truncateHistory, "truncateHistory")
+        drop_table_feature(self._spark, self._table, str_arg(featureName, "featureName"), truncate)
 
     def history(self, limit: int | None = None) -> DataFrame:
         """The table's commits, newest first, with delta-spark's history columns."""

@@ -212,7 +212,7 @@ def test_bad_protocol_properties_are_refused() -> None:
         required_protocol(_metadata({"delta.minReaderVersion": "3"}), None)
     with pytest.raises(InvalidTableOperationError, match="delta.minWriterVersion must be an integer from 1 to 7"):
         required_protocol(_metadata({"delta.minWriterVersion": "9"}), None)
-    with pytest.raises(UnsupportedFeatureError, match="unknown table feature 'teleport'"):
+    with pytest.raises(UnsupportedFeatureError, match="not recognized by this version of Delta Lake: delta.feature.teleport"):
         required_protocol(_metadata({"delta.feature.teleport": "supported"}), None)
     with pytest.raises(InvalidTableOperationError, match="takes the value 'supported'"):
         required_protocol(_metadata({"delta.feature.domainMetadata": "on"}), None)

@@ -244,7 +244,12 @@ def _requested_features(configuration: dict[str, str]) -> frozenset[str]:
         if str(value).lower() not in ("supported", "enabled"):
             raise InvalidTableOperationError(f"{key}: a table feature property takes the value 'supported', not {value!r}")
         if name.lower() not in by_lower_name:
-            raise UnsupportedFeatureError(f"{key}: unknown table feature {name!r}", frozenset({name}))
+            raise UnsupportedFeatureError(
+                "Table features configured in the following Spark configs or Delta table properties are not "
+                f"recognized by this version of Delta Lake: {key}.",
+                frozenset({name}),
+                error_class="DELTA_UNSUPPORTED_FEATURES_IN_CONFIG",
+            )
         requested.add(by_lower_name[name.lower()])
     return frozenset(requested)
 
@@ -292,7 +297,8 @@ def required_protocol(metadata: Metadata, current: Protocol | None) -> Protocol:
     to_table_features = (
         base.min_writer_version >= 7
         or (wanted_writer or 0) >= 7
-        or bool(requested)
+        # Asking for a feature the protocol already has changes nothing (delta-spark's no-op).
+        or bool(requested - supported_features(current) if current is not None else requested)
         or any(not (FEATURES[f].legacy if f in FEATURES else False) for f in features)
     )
     if not to_table_features:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .errors import InvalidTableOperationError
 from .protocol import (
     FEATURE_PROP_PREFIX,
     MIN_READER_VERSION_PROP,
@@ -34,13 +33,11 @@ def _commit_protocol_for(table: Table, asked: dict[str, str], operation: str, pa
 
 
 def upgrade_protocol(table: Table, reader_version: int, writer_version: int) -> None:
-    """Raise the protocol to at least (``reader_version``, ``writer_version``); a lower request is refused."""
+    """Raise the protocol to at least (``reader_version``, ``writer_version``); a version below the
+    table's is kept as it is (delta-spark: protocols are never downgraded, and asking is no error)."""
     current = table.snapshot().protocol
-    if reader_version < current.min_reader_version or writer_version < current.min_writer_version:
-        raise InvalidTableOperationError(
-            f"{table.root}: the protocol cannot be downgraded from ({current.min_reader_version}, "
-            f"{current.min_writer_version}) to ({reader_version}, {writer_version})"
-        )
+    reader_version = max(reader_version, current.min_reader_version)
+    writer_version = max(writer_version, current.min_writer_version)
     asked = {MIN_READER_VERSION_PROP: str(reader_version), MIN_WRITER_VERSION_PROP: str(writer_version)}
     parameters = {"newProtocol": {"minReaderVersion": reader_version, "minWriterVersion": writer_version}}
     _commit_protocol_for(table, asked, "UPGRADE PROTOCOL", parameters)

@@ -37,6 +37,7 @@ OPTIMIZE_WRITE = "optimizeWrite"
 VERSION_AS_OF = "versionAsOf"
 TIMESTAMP_AS_OF = "timestampAsOf"
 READ_CHANGE_FEED = "readChangeFeed"
+READ_CHANGE_DATA = "readChangeData"  # delta-spark's older name for readChangeFeed, still honoured
 STARTING_VERSION = "startingVersion"
 ENDING_VERSION = "endingVersion"
 STARTING_TIMESTAMP = "startingTimestamp"
@@ -58,6 +59,7 @@ _NAMES = {
         VERSION_AS_OF,
         TIMESTAMP_AS_OF,
         READ_CHANGE_FEED,
+        READ_CHANGE_DATA,
         STARTING_VERSION,
         ENDING_VERSION,
         STARTING_TIMESTAMP,
@@ -191,7 +193,7 @@ class DeltaOptions:
             optimize_write=flag(OPTIMIZE_WRITE),
             version_as_of=version(VERSION_AS_OF, "must be a table version (an integer)"),
             timestamp_as_of=instant(TIMESTAMP_AS_OF),
-            read_change_feed=bool(flag(READ_CHANGE_FEED)),
+            read_change_feed=bool(flag(READ_CHANGE_FEED)) or bool(flag(READ_CHANGE_DATA)),
             starting_version=version(STARTING_VERSION, "must be a table version (an integer)"),
             ending_version=version(ENDING_VERSION, "must be a table version (an integer)"),
             starting_timestamp=instant(STARTING_TIMESTAMP),

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from pyspark.sql import SparkSession
 
+from ..exceptions import DeltaAnalysisException
 from ..kernel.table import parse_timestamp
 
 
@@ -33,7 +34,12 @@ def session_zone(spark: SparkSession) -> tzinfo:
 def session_instant(spark: SparkSession, value: str | datetime | int | None) -> datetime | int | None:
     """``value`` as an instant: text and naive datetimes in the session time zone; millis and aware datetimes as given."""
     if isinstance(value, str):
-        value = parse_timestamp(value)
+        try:
+            value = parse_timestamp(value)
+        except ValueError as error:
+            raise DeltaAnalysisException(
+                f"The provided timestamp ('{value}') cannot be converted to a valid timestamp.", "DELTA_TIMESTAMP_INVALID"
+            ) from error
     if isinstance(value, datetime) and value.tzinfo is None:
         return value.replace(tzinfo=session_zone(spark))
     return value

@@ -133,8 +133,14 @@ def create_table(spark: SparkSession, spec: TableSpec) -> CreateTableResult:
         _register_external(spark, target)
         return CreateTableResult(None, {}, target.location, target.name)
     if snapshot is None and spec.mode == "replace":
+        if target.name is not None:  # Spark's error for a catalog table, as delta-spark lets Spark raise it
+            raise DeltaAnalysisException(
+                f"Table or view {target.label} cannot be replaced as it did not exist. "
+                "Use CREATE OR REPLACE TABLE to create the table.",
+                errorClass="CANNOT_REPLACE_MISSING_TABLE",
+            )
         raise DeltaAnalysisException(
-            f"Table {target.label} cannot be replaced as it does not exist. Use createOrReplace to create it.",
+            f"Table {target.label} cannot be replaced as it does not exist. Use CREATE OR REPLACE TABLE to create the table.",
             errorClass="DELTA_CANNOT_REPLACE_MISSING_TABLE",
         )
     if snapshot is None:

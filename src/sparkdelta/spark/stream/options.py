@@ -24,7 +24,15 @@ _BYTE_UNITS = {
 }
 EVENT_TIME_OPTION = "__sparkdelta_event_time"
 """The internal option naming the watermark's column, which ``withEventTimeOrder`` orders by."""
-_FLAGS = ("ignoreDeletes", "ignoreChanges", "skipChangeCommits", "readChangeFeed", "failOnDataLoss", "withEventTimeOrder")
+_FLAGS = (
+    "ignoreDeletes",
+    "ignoreChanges",
+    "skipChangeCommits",
+    "readChangeFeed",
+    "readChangeData",  # delta-spark's older name for readChangeFeed
+    "failOnDataLoss",
+    "withEventTimeOrder",
+)
 
 
 def _illegal(name: str, value: Any, explain: str) -> DeltaIllegalArgumentException:
@@ -112,7 +120,7 @@ def stream_options(options: Mapping[str, Any]) -> StreamOptions:
         ignore_changes=flag("ignoreChanges"),
         skip_change_commits=flag("skipChangeCommits"),
         exclude_regex=str(regex) if regex is not None else None,
-        read_change_feed=flag("readChangeFeed"),
+        read_change_feed=flag("readChangeFeed") or flag("readChangeData"),
         fail_on_data_loss=flag("failOnDataLoss", default=True),
         event_time_column=str(given[EVENT_TIME_OPTION]) if flag("withEventTimeOrder") and EVENT_TIME_OPTION in given else None,
     )

@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from ....exceptions import DeltaAnalysisException, spark_surface
 from ....kernel import Table
 from ....kernel.command_result import CommandResult
+from ...arguments import column_mapping_arg, condition_arg
 from .merge_execute import run_merge
 from .merge_plan import Expression, MergeClause
 
@@ -35,26 +36,6 @@ _KIND_ERROR = {
     "notMatched": "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION",
     "notMatchedBySource": "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION",
 }
-
-
-def _assignments(mapping: Mapping[str, Expression] | None, what: str) -> tuple[tuple[str, Expression], ...]:
-    """``set`` / ``values`` as checked pairs; delta-spark requires the argument, non-empty."""
-    if mapping is None:
-        raise ValueError(f"{what} cannot be None")
-    if not isinstance(mapping, Mapping) or not mapping:
-        raise TypeError(f"{what} must be a non-empty dict of column names to SQL strings or Columns")
-    for key, value in mapping.items():
-        if not isinstance(key, str):
-            raise TypeError(f"{what}: column names must be str, got {key!r}")
-        if not isinstance(value, (str, Column)):
-            raise TypeError(f"{what}: the value for {key} must be a SQL string or a Column, got {type(value).__name__}")
-    return tuple(mapping.items())
-
-
-def _condition(condition: Expression | None, what: str) -> Expression | None:
-    if condition is not None and not isinstance(condition, (str, Column)):
-        raise TypeError(f"{what}: the condition must be a SQL string or a Column, got {type(condition).__name__}")
-    return condition
 
 
 @dataclass(frozen=True)
@@ -78,39 +59,47 @@ class DeltaMergeBuilder:
     ) -> DeltaMergeBuilder:
         """Update a matched target row with ``set`` (target column -> expression), when ``condition`` holds."""
         where = "whenMatchedUpdate"
-        return self._with(MergeClause("matched", "update", _condition(condition, where), _assignments(set, f"'set' in {where}")))
+        return self._with(
+            MergeClause(
+                "matched", "update", condition_arg(condition), tuple(column_mapping_arg(set, f"'set' in {where}").items())
+            )
+        )
 
     def whenMatchedUpdateAll(self, condition: Expression | None = None) -> DeltaMergeBuilder:
         """Update every column of a matched target row from the source column of the same name."""
-        return self._with(MergeClause("matched", "update", _condition(condition, "whenMatchedUpdateAll")))
+        return self._with(MergeClause("matched", "update", condition_arg(condition)))
 
     def whenMatchedDelete(self, condition: Expression | None = None) -> DeltaMergeBuilder:
         """Delete a matched target row, when ``condition`` holds."""
-        return self._with(MergeClause("matched", "delete", _condition(condition, "whenMatchedDelete")))
+        return self._with(MergeClause("matched", "delete", condition_arg(condition)))
 
     def whenNotMatchedInsert(
         self, condition: Expression | None = None, values: Mapping[str, Expression] | None = None
     ) -> DeltaMergeBuilder:
         """Insert a source row that matches no target row, with ``values`` (target column -> expression)."""
         where = "whenNotMatchedInsert"
-        clause = MergeClause("notMatched", "insert", _condition(condition, where), _assignments(values, f"'values' in {where}"))
+        clause = MergeClause(
+            "notMatched", "insert", condition_arg(condition), tuple(column_mapping_arg(values, f"'values' in {where}").items())
+        )
         return self._with(clause)
 
     def whenNotMatchedInsertAll(self, condition: Expression | None = None) -> DeltaMergeBuilder:
         """Insert a source row that matches no target row, every column from the source column of the same name."""
-        return self._with(MergeClause("notMatched", "insert", _condition(condition, "whenNotMatchedInsertAll")))
+        return self._with(MergeClause("notMatched", "insert", condition_arg(condition)))
 
     def whenNotMatchedBySourceUpdate(
         self, condition: Expression | None = None, set: Mapping[str, Expression] | None = None
     ) -> DeltaMergeBuilder:
         """Update a target row no source row matches, with ``set`` (expressions over the target only)."""
         where = "whenNotMatchedBySourceUpdate"
-        clause = MergeClause("notMatchedBySource", "update", _condition(condition, where), _assignments(set, f"'set' in {where}"))
+        clause = MergeClause(
+            "notMatchedBySource", "update", condition_arg(condition), tuple(column_mapping_arg(set, f"'set' in {where}").items())
+        )
         return self._with(clause)
 
     def whenNotMatchedBySourceDelete(self, condition: Expression | None = None) -> DeltaMergeBuilder:
         """Delete a target row no source row matches, when ``condition`` holds."""
-        return self._with(MergeClause("notMatchedBySource", "delete", _condition(condition, "whenNotMatchedBySourceDelete")))
+        return self._with(MergeClause("notMatchedBySource", "delete", condition_arg(condition)))
 
     def withSchemaEvolution(self) -> DeltaMergeBuilder:
         """Let ``updateAll`` / ``insertAll`` add the source's new columns (and struct fields) to the table."""
@@ -166,6 +155,5 @@ def merge_builder(
         raise TypeError("Type of 'source' in merge must be DataFrame.")
     if condition is None:
         raise ValueError("'condition' in merge cannot be None")
-    if not isinstance(condition, (str, Column)):
-        raise TypeError(f"'condition' in merge must be a SQL string or a Column, got {type(condition).__name__}")
+    condition_arg(condition)
     return DeltaMergeBuilder(spark, table, target_alias, source, condition)
