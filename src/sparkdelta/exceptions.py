@@ -67,6 +67,7 @@ __all__ = [
     "DeltaIllegalArgumentException",
     "DeltaInvariantViolationException",
     "DeltaRuntimeException",
+    "DeltaSparkSettingWarning",
     "DeltaTableFeatureException",
     "DeltaThrowable",
     "DeltaUnsupportedOperationException",
@@ -124,6 +125,10 @@ class DeltaRuntimeException(DeltaThrowable):
 
 class DeltaTableFeatureException(DeltaRuntimeException):
     """A table feature in the way of the operation (delta-spark's name)."""
+
+
+class DeltaSparkSettingWarning(UserWarning):
+    """A delta-spark JVM setting (extension or catalog class) that sparkdelta dropped: its class is not installed."""
 
 
 class DeltaInvariantViolationException(DeltaThrowable):

@@ -1,6 +1,7 @@
 """Run delta-spark's own Python tests against sparkdelta, in this process; write outcomes as JSON.
 
-Usage: ``python run_delta_spark_suite.py OUT.json MODULE [MODULE ...] [--exclude ID ...]``.
+Usage: ``python run_delta_spark_suite.py OUT.json MODULE [MODULE ...] [--exclude ID ...]``;
+with ``--list`` for OUT.json, print the modules' test ids without running them.
 The vendored tests import ``delta.tables`` and ``delta.testing.utils`` unchanged:
 ``sparkdelta.compat`` serves ``delta``, and the vendored ``python/delta`` folder (delta-spark's
 test helpers, which its pip package does not ship) is added to that package's search path.
@@ -48,6 +49,13 @@ def _test_id(test: unittest.TestCase) -> str:
     return test.id().removeprefix("delta.tests.")
 
 
+def _tests(suite: unittest.TestSuite) -> list[unittest.TestCase]:
+    found: list[unittest.TestCase] = []
+    for item in suite:
+        found.extend(_tests(item) if isinstance(item, unittest.TestSuite) else [item])
+    return found
+
+
 def _selected(suite: unittest.TestSuite, excluded: set[str]) -> unittest.TestSuite:
     kept = unittest.TestSuite()
     for item in suite:
@@ -70,6 +78,11 @@ def main(argv: list[str]) -> int:
     import delta
 
     delta.__path__.append(str(VENDORED / "python" / "delta"))
+    if str(out) == "--list":
+        for module in modules:
+            for test in _tests(unittest.defaultTestLoader.loadTestsFromName(f"delta.tests.{module}")):
+                print(_test_id(test))
+        return 0
     result = Outcomes()
     for module in modules:
         try:

@@ -26,6 +26,7 @@ from .options import DeltaOptions, keyed
 from .read.scan import filter_with_pruning, input_files_from_log
 from .read.scan import load as load_delta
 from .recorded import record_format, record_option, record_options, recording, settings_of
+from .session_catalog import release_delta_spark_catalog
 from .sql.runner import run_sql
 from .stream.reader import install_stream_reader
 from .stream.sink import install_stream_writer
@@ -179,8 +180,17 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
     return sql
 
 
+def _session_init(original: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(original)
+    def init(self: SparkSession, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        release_delta_spark_catalog(self)
+
+    return init
+
+
 def install() -> None:
-    """Wrap the reader, the writer, the stream writer and ``DataFrame.filter`` once per process."""
+    """Wrap the reader, the writer, the stream writer, ``DataFrame.filter`` and session creation once per process."""
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     for cls in (DataFrameReader, DataFrameWriter):
@@ -201,6 +211,11 @@ def install() -> None:
     DataFrameReader.table = _reader_table(DataFrameReader.table)  # type: ignore[method-assign]
     SparkSession.table = _session_table(SparkSession.table)  # type: ignore[method-assign]
     SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
+    # Sessions built with delta-spark's settings, by any code, before or after this call.
+    SparkSession.__init__ = _session_init(SparkSession.__init__)  # type: ignore[method-assign]
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        release_delta_spark_catalog(active)
     register_post_commit_hook("auto compaction", auto_compact)
     install_stream_reader()
     install_stream_writer()

@@ -15,6 +15,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.types import StructType
 
 from .paths import normalize_location
+from .session_catalog import check_metastore_free
 from .stream.options import stream_options
 from .stream.source import DeltaStreamReader, open_source_table, stream_schema
 
@@ -47,9 +48,10 @@ class DeltaSource(DataSource):
 
 
 def ensure_delta_source(spark: SparkSession) -> None:
-    """Register the ``delta`` provider in ``spark`` once."""
+    """Prepare ``spark`` for Delta once: its metastore checked free (``session_catalog.py``), the ``delta`` provider registered."""
     jsession = spark._jsparkSession
     if getattr(spark, "_sparkdelta_source", None) is jsession:
         return
+    check_metastore_free(spark)
     spark.dataSource.register(DeltaSource)
     spark._sparkdelta_source = jsession  # type: ignore[attr-defined]
