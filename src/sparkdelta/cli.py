@@ -23,6 +23,7 @@ import click
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .cli_output import history_lines, human_size, print_metrics
 from .kernel import DeltaError, Snapshot, Table, TableNotFoundError
 from .kernel.describe import table_detail
 from .kernel.protocol import reader_features, writer_features
@@ -158,7 +159,7 @@ def describe(table: str, version: int | None, as_json: bool) -> None:
         click.echo(f"name:              {metadata['name']}")
     click.echo(f"partition columns: {', '.join(metadata['partitionColumns']) or '-'}")
     click.echo(f"files:             {facts['numFiles']}")
-    click.echo(f"size in bytes:     {facts['sizeInBytes']}")
+    click.echo(f"size:              {human_size(facts['sizeInBytes'])}")
     click.echo("schema:")
     for field in metadata["schema"].get("fields", []):
         nullable = "" if field.get("nullable", True) else " NOT NULL"
@@ -174,7 +175,7 @@ def describe(table: str, version: int | None, as_json: bool) -> None:
 @click.option("--limit", type=int, help="Only the newest N versions.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, one object per version.")
 def history(table: str, limit: int | None, as_json: bool) -> None:
-    """The commitInfo of each version, newest first."""
+    """The commitInfo of each version, newest first: operation, parameters and metrics."""
     try:
         records = open_table(table).history(limit)
     except USER_ERRORS as exc:
@@ -183,21 +184,18 @@ def history(table: str, limit: int | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str))
         return
-    click.echo(f"{'version':>7}  {'timestamp':<29}  {'operation':<24}  parameters")
-    for row in rows:
-        params = json.dumps(row.get("operationParameters", {}), separators=(",", ":"))
-        click.echo(f"{row['version']:>7}  {row['timestamp']:<29}  {str(row.get('operation', '')):<24}  {params}")
+    click.echo("\n".join(history_lines(rows)))
 
 
 main.add_command(describe, name="detail")
 
 
 def _report(facts: dict[str, Any], as_json: bool) -> None:
+    """A command's metrics: JSON with raw numbers, or a table for people (sizes in binary units)."""
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))
     else:
-        for key, value in facts.items():
-            click.echo(f"{key + ':':<28}{value}")
+        print_metrics(facts)
 
 
 @main.command()
