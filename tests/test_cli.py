@@ -14,6 +14,7 @@ import deltalake
 import pyarrow as pa
 from oracles import conformance_root, delta_rs_files
 
+import sparkdelta
 from sparkdelta.cli_output import human_size
 
 
@@ -56,6 +57,12 @@ def test_sizes_read_in_binary_units() -> None:
     }
     cases |= {int(1.2 * 1024**2): "1.2 MiB", 5 * 1024**4: "5.0 TiB"}
     assert {size: human_size(size) for size in cases} == cases
+
+
+def test_version_option_prints_the_package_version() -> None:
+    result = run("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"sparkdelta {sparkdelta.__version__}\n"
 
 
 def test_files_lists_the_active_paths_at_each_version(tmp_path: Path) -> None:

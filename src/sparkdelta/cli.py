@@ -23,6 +23,7 @@ import click
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import __version__
 from .cli_output import history_lines, human_size, print_metrics
 from .kernel import DeltaError, Snapshot, Table, TableNotFoundError
 from .kernel.describe import table_detail
@@ -72,6 +73,7 @@ def _iso(millis: int | None) -> str | None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="sparkdelta", message="%(prog)s %(version)s")
 @click.option("--verbose", "-v", is_flag=True, help="Log kernel warnings and progress.")
 @click.option(
     "--storage-option",
