@@ -178,6 +178,25 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+def test_vacuum_dry_run_lists_the_files_or_says_there_is_nothing_to_delete(tmp_path: Path) -> None:
+    path = delta_rs_table(tmp_path / "t")
+    nothing = run("vacuum", str(path), "--dry-run")
+    assert nothing.returncode == 0, nothing.stderr
+    assert (nothing.stdout, nothing.stderr) == ("", "nothing to delete\n")
+    deltalake.write_deltalake(str(path), pa.table({"id": [9], "p": ["z"]}), mode="overwrite", partition_by=["p"])
+    dry = run("vacuum", str(path), "--retain-hours", "0", "--no-retention-check", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    listed = dry.stdout.splitlines()
+    assert len(listed) == 3 and all(Path(f).exists() for f in listed)
+    size = data_sizes(listed)
+    assert dry.stderr == f"would delete 3 files ({kib(size)})\n"
+    done = run("vacuum", str(path), "--retain-hours", "0", "--no-retention-check")
+    assert done.returncode == 0, done.stderr
+    assert table_cell(done.stdout, "numDeletedFiles", "3") and table_cell(done.stdout, "sizeOfDeletedData", kib(size))
+    assert not any(Path(f).exists() for f in listed)
+    assert run("vacuum", str(path), "--retain-hours", "0", "--no-retention-check", "--dry-run").stderr == "nothing to delete\n"
+
+
 def test_vacuum_refuses_a_short_window_then_deletes_what_its_dry_run_listed(tmp_path: Path) -> None:
     path = delta_rs_table(tmp_path / "t")
     deltalake.write_deltalake(str(path), pa.table({"id": [9], "p": ["z"]}), mode="overwrite", partition_by=["p"])

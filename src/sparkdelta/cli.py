@@ -224,9 +224,13 @@ def vacuum(table: str, retain_hours: float | None, dry_run: bool, no_retention_c
     if dry_run:
         if as_json:
             click.echo(json.dumps({"files": [f.path for f in plan.files], "sizeInBytes": plan.size_in_bytes}, indent=2))
-        else:
+        elif plan.files:
             for status in plan.files:
                 click.echo(status.path)
+            count = len(plan.files)
+            click.echo(f"would delete {count} file{'' if count == 1 else 's'} ({human_size(plan.size_in_bytes)})", err=True)
+        else:
+            click.echo("nothing to delete", err=True)
         return
     facts = {"numDeletedFiles": result.count("numDeletedFiles"), "sizeOfDeletedData": plan.size_in_bytes}
     _report({**facts, "numVacuumedDirectories": result.count("numVacuumedDirectories")}, as_json)
