@@ -178,6 +178,21 @@ def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+def test_vacuum_refuses_a_short_window_naming_the_flags_that_allow_it(tmp_path: Path) -> None:
+    path = delta_rs_table(tmp_path / "t")
+    refused = run("vacuum", str(path), "--retain-hours", "2.5", "--dry-run")
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "retention of 2.5 hours, below the table's delta.deletedFileRetentionDuration of 168 hours" in refused.stderr
+    assert "Give --retain-hours 168 or more, or add --no-retention-check" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    allowed = run("vacuum", str(path), "--retain-hours", "2.5", "--dry-run", "--no-retention-check")
+    assert allowed.returncode == 0, allowed.stderr
+    negative = run("vacuum", str(path), "--retain-hours", "-1", "--no-retention-check")
+    assert (
+        negative.returncode != 0 and "must not be negative" in negative.stderr and "--no-retention-check" not in negative.stderr
+    )
+
+
 def test_vacuum_dry_run_lists_the_files_or_says_there_is_nothing_to_delete(tmp_path: Path) -> None:
     path = delta_rs_table(tmp_path / "t")
     nothing = run("vacuum", str(path), "--dry-run")

@@ -27,6 +27,7 @@ from . import __version__
 from .cli_output import history_lines, human_size, print_metrics
 from .kernel import DeltaError, Snapshot, Table, TableNotFoundError
 from .kernel.describe import table_detail
+from .kernel.errors import VacuumRetentionError
 from .kernel.protocol import reader_features, writer_features
 
 USER_ERRORS = (DeltaError, ValueError, NotImplementedError)
@@ -200,6 +201,25 @@ def _report(facts: dict[str, Any], as_json: bool) -> None:
         print_metrics(facts)
 
 
+def _retention_refusal(table: str, retain_hours: float | None, error: VacuumRetentionError) -> str:
+    """The kernel's refusal of a short retention, told with the CLI's flags rather than delta-spark's setting."""
+    from .kernel.vacuum import RETENTION_PROPERTY, table_retention_ms
+
+    if error.error_class != VacuumRetentionError.error_class or retain_hours is None:
+        return str(error)  # a negative retention: nothing a flag overrides
+    try:
+        delta = open_table(table)
+        table_hours = table_retention_ms(delta.snapshot()) / 3_600_000
+    except USER_ERRORS:
+        return f"{error} (the CLI's flag for that: --no-retention-check)"
+    return (
+        f"{delta.root}: VACUUM with a retention of {retain_hours:g} hours, below the table's {RETENTION_PROPERTY} of "
+        f"{table_hours:g} hours, could delete files that running readers or writers still use and break time travel "
+        f"inside the window. Give --retain-hours {table_hours:g} or more, or add --no-retention-check if you are sure "
+        "(delta-spark's spark.databricks.delta.retentionDurationCheck.enabled=false)"
+    )
+
+
 @main.command()
 @click.argument("table")
 @click.option("--retain-hours", type=float, help="Retention window (default: the table's delta.deletedFileRetentionDuration).")
@@ -218,6 +238,8 @@ def vacuum(table: str, retain_hours: float | None, dry_run: bool, no_retention_c
             check_retention=not no_retention_check,
             progress=lambda done, total: progress(done, total, f"deleting {total} files"),
         )
+    except VacuumRetentionError as exc:
+        raise click.ClickException(_retention_refusal(table, retain_hours, exc)) from exc
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
     plan = result.plan
