@@ -23,8 +23,11 @@ import click
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import __version__
+from .cli_output import history_lines, human_size, print_metrics
 from .kernel import DeltaError, Snapshot, Table, TableNotFoundError
 from .kernel.describe import table_detail
+from .kernel.errors import VacuumRetentionError
 from .kernel.protocol import reader_features, writer_features
 
 USER_ERRORS = (DeltaError, ValueError, NotImplementedError)
@@ -71,6 +74,7 @@ def _iso(millis: int | None) -> str | None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="sparkdelta", message="%(prog)s %(version)s")
 @click.option("--verbose", "-v", is_flag=True, help="Log kernel warnings and progress.")
 @click.option(
     "--storage-option",
@@ -158,7 +162,7 @@ def describe(table: str, version: int | None, as_json: bool) -> None:
         click.echo(f"name:              {metadata['name']}")
     click.echo(f"partition columns: {', '.join(metadata['partitionColumns']) or '-'}")
     click.echo(f"files:             {facts['numFiles']}")
-    click.echo(f"size in bytes:     {facts['sizeInBytes']}")
+    click.echo(f"size:              {human_size(facts['sizeInBytes'])}")
     click.echo("schema:")
     for field in metadata["schema"].get("fields", []):
         nullable = "" if field.get("nullable", True) else " NOT NULL"
@@ -174,7 +178,7 @@ def describe(table: str, version: int | None, as_json: bool) -> None:
 @click.option("--limit", type=int, help="Only the newest N versions.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON, one object per version.")
 def history(table: str, limit: int | None, as_json: bool) -> None:
-    """The commitInfo of each version, newest first."""
+    """The commitInfo of each version, newest first: operation, parameters and metrics."""
     try:
         records = open_table(table).history(limit)
     except USER_ERRORS as exc:
@@ -183,21 +187,37 @@ def history(table: str, limit: int | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str))
         return
-    click.echo(f"{'version':>7}  {'timestamp':<29}  {'operation':<24}  parameters")
-    for row in rows:
-        params = json.dumps(row.get("operationParameters", {}), separators=(",", ":"))
-        click.echo(f"{row['version']:>7}  {row['timestamp']:<29}  {str(row.get('operation', '')):<24}  {params}")
+    click.echo("\n".join(history_lines(rows)))
 
 
 main.add_command(describe, name="detail")
 
 
 def _report(facts: dict[str, Any], as_json: bool) -> None:
+    """A command's metrics: JSON with raw numbers, or a table for people (sizes in binary units)."""
     if as_json:
         click.echo(json.dumps(facts, indent=2, default=str))
     else:
-        for key, value in facts.items():
-            click.echo(f"{key + ':':<28}{value}")
+        print_metrics(facts)
+
+
+def _retention_refusal(table: str, retain_hours: float | None, error: VacuumRetentionError) -> str:
+    """The kernel's refusal of a short retention, told with the CLI's flags rather than delta-spark's setting."""
+    from .kernel.vacuum import RETENTION_PROPERTY, table_retention_ms
+
+    if error.error_class != VacuumRetentionError.error_class or retain_hours is None:
+        return str(error)  # a negative retention: nothing a flag overrides
+    try:
+        delta = open_table(table)
+        table_hours = table_retention_ms(delta.snapshot()) / 3_600_000
+    except USER_ERRORS:
+        return f"{error} (the CLI's flag for that: --no-retention-check)"
+    return (
+        f"{delta.root}: VACUUM with a retention of {retain_hours:g} hours, below the table's {RETENTION_PROPERTY} of "
+        f"{table_hours:g} hours, could delete files that running readers or writers still use and break time travel "
+        f"inside the window. Give --retain-hours {table_hours:g} or more, or add --no-retention-check if you are sure "
+        "(delta-spark's spark.databricks.delta.retentionDurationCheck.enabled=false)"
+    )
 
 
 @main.command()
@@ -218,15 +238,21 @@ def vacuum(table: str, retain_hours: float | None, dry_run: bool, no_retention_c
             check_retention=not no_retention_check,
             progress=lambda done, total: progress(done, total, f"deleting {total} files"),
         )
+    except VacuumRetentionError as exc:
+        raise click.ClickException(_retention_refusal(table, retain_hours, exc)) from exc
     except USER_ERRORS as exc:
         raise click.ClickException(str(exc)) from exc
     plan = result.plan
     if dry_run:
         if as_json:
             click.echo(json.dumps({"files": [f.path for f in plan.files], "sizeInBytes": plan.size_in_bytes}, indent=2))
-        else:
+        elif plan.files:
             for status in plan.files:
                 click.echo(status.path)
+            count = len(plan.files)
+            click.echo(f"would delete {count} file{'' if count == 1 else 's'} ({human_size(plan.size_in_bytes)})", err=True)
+        else:
+            click.echo("nothing to delete", err=True)
         return
     facts = {"numDeletedFiles": result.count("numDeletedFiles"), "sizeOfDeletedData": plan.size_in_bytes}
     _report({**facts, "numVacuumedDirectories": result.count("numVacuumedDirectories")}, as_json)
