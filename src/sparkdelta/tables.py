@@ -152,10 +152,11 @@ class DeltaTable:
         an unquoted dot reaches into a struct (``s.f``), and case does not matter.
         """
 
-        assignments = column_mapping_arg(set, "'set'")
+        assignments = column_mapping_arg(set, "'set'")  # checked first, as delta-spark does
+        checked = condition_arg(condition)
         if not assignments:
             raise ValueError("'set' needs at least one column to update")
-        update(self._spark, self._table, condition_arg(condition), assignments)
+        update(self._spark, self._table, checked, assignments)
 
     def updateExpr(self, condition_or_set: str | dict[str, str], set: dict[str, str] | None = None) -> None:
         """delta-spark's Scala ``updateExpr(set)`` / ``updateExpr(condition, set)``: everything as SQL text."""

@@ -21,6 +21,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -129,6 +130,8 @@ def register() -> bool:
         return True
     if delta_spark_installed():
         return False
+    # Python workers must import sparkdelta: this interpreter, unless the user chose one.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     sys.meta_path.insert(0, DeltaModuleFinder())  # first, to see pyspark's session module load
     if PYSPARK_SESSION in sys.modules:
         _install_hooks()

@@ -8,6 +8,8 @@ only, call sparkdelta instead of the JVM data source.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +29,7 @@ from .read.scan import filter_with_pruning, input_files_from_log
 from .read.scan import load as load_delta
 from .recorded import record_format, record_option, record_options, recording, settings_of
 from .session_catalog import release_delta_spark_catalog
+from .source import ensure_delta_source
 from .sql.runner import run_sql
 from .stream.reader import install_stream_reader
 from .stream.sink import install_stream_writer
@@ -158,6 +161,7 @@ def _reader_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame
 def _session_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def table(self: SparkSession, tableName: str) -> DataFrame:
+        ensure_delta_source(self)  # before Spark reaches the catalog: its metastore must be free
         if not is_delta_table_name(self, tableName):
             return original(self, tableName)
         return read_table(self, tableName, DeltaOptions())
@@ -168,7 +172,7 @@ def _session_table(original: Callable[..., DataFrame]) -> Callable[..., DataFram
 def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def sql(self: SparkSession, sqlQuery: str, args: Any = None, **kwargs: Any) -> DataFrame:
-
+        ensure_delta_source(self)  # before Spark reaches the catalog: its metastore must be free
         if not kwargs:
             return run_sql(self, sqlQuery, original, args)
         formatter = SQLStringFormatter(self)  # {name} placeholders, as Spark formats them
@@ -193,6 +197,9 @@ def install() -> None:
     """Wrap the reader, the writer, the stream writer, ``DataFrame.filter`` and session creation once per process."""
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
+    # Python workers (the streaming source, the data source) must import sparkdelta: they run
+    # this interpreter unless the user chose one. Read when a SparkContext starts.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     for cls in (DataFrameReader, DataFrameWriter):
         cls.format = recording(cls.format, record_format)  # type: ignore[method-assign]
         cls.option = recording(cls.option, record_option)  # type: ignore[method-assign]
