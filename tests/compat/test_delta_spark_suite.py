@@ -93,7 +93,7 @@ def test_exclusions_name_real_tests() -> None:
     assert set(EXCLUDED) <= set(ALL_TESTS)
 
 
-@pytest.mark.parametrize("test_id", [t for t in ALL_TESTS if t not in EXCLUDED])
+@pytest.mark.parametrize("test_id", [t for t in ALL_TESTS if t not in EXCLUDED], ids=str)
 def test_delta_spark_test_passes(test_id: str, outcomes: dict[str, dict[str, Any]]) -> None:
     outcome = outcomes.get(test_id, {"outcome": "not run", "error": "", "detail": ""})
     assert outcome["outcome"] == "passed", f"{outcome['error']}\n{outcome['detail']}"

@@ -32,6 +32,7 @@ __all__ = ["DeltaModuleFinder", "delta_spark_installed", "disable", "enable", "p
 PACKAGE = "delta"
 SHIM = f"{__name__}.delta"
 PYSPARK_SESSION = "pyspark.sql.session"
+_SHIM_DIR = Path(__file__).parent / PACKAGE
 PTH_FILE = "sparkdelta-delta-compat.pth"
 PTH_LINE = "import sparkdelta.compat; sparkdelta.compat.register()\n"
 
@@ -94,9 +95,9 @@ class DeltaModuleFinder(importlib.abc.MetaPathFinder):
             return None
         if fullname == PACKAGE and importlib.machinery.PathFinder.find_spec(PACKAGE) is not None:
             return None  # a real ``delta`` (delta-spark, or the user's own) is never shadowed
+        if not _is_shim_module(fullname):
+            return None  # not one of sparkdelta's: whatever else is on ``delta.__path__`` loads as itself
         target_name = SHIM + fullname[len(PACKAGE) :]
-        if importlib.util.find_spec(target_name) is None:
-            return None
         return importlib.util.spec_from_loader(fullname, _AliasLoader(target_name), is_package=fullname == PACKAGE)
 
     def _pyspark_session_spec(self) -> importlib.machinery.ModuleSpec | None:
@@ -112,6 +113,12 @@ class DeltaModuleFinder(importlib.abc.MetaPathFinder):
             return spec
         spec.loader = _InstallOnFirstSession(spec.loader)
         return spec
+
+
+def _is_shim_module(fullname: str) -> bool:
+    """Whether ``sparkdelta/compat/`` holds ``fullname`` (``delta`` or ``delta.x.y``), found without importing."""
+    relative = _SHIM_DIR.joinpath(*fullname.split(".")[1:])
+    return fullname == PACKAGE or relative.with_suffix(".py").is_file() or (relative / "__init__.py").is_file()
 
 
 def delta_spark_installed() -> bool:
