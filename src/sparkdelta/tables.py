@@ -13,6 +13,7 @@ from pyspark.sql.types import StructType
 from .builder import DeltaTableBuilder, IdentityGenerator
 from .exceptions import DeltaError, StorageError, TableNotFoundError, spark_surface
 from .kernel import Table
+from .kernel.manifest import generate
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
 from .spark.catalog import delta_entry
 from .spark.commands.clone import clone_table
@@ -171,6 +172,11 @@ class DeltaTable:
             self.update(None, dict(condition_or_set))
         else:
             self.update(condition_or_set, dict(set) if isinstance(set, dict) else None)  # not a dict: update refuses it
+
+    def generate(self, mode: str) -> None:
+        """Write the manifests ``mode`` names (``"symlink_format_manifest"``, any case) for engines
+        that read the table through them (Presto, Athena); no commit."""
+        generate(self._table, mode)
 
     def vacuum(self, retentionHours: float | None = None, dryRun: bool = False) -> DataFrame:
         """Delete files no version inside the retention window reads (``delta.deletedFileRetentionDuration``

@@ -50,6 +50,10 @@ class ConvertToDelta(exp.Expression):
     arg_types = {"this": True, "no_statistics": False, "partitions": False}
 
 
+class Generate(exp.Expression):
+    arg_types = {"this": True, "mode": True}
+
+
 class CloneTable(exp.Expression):
     arg_types = {
         "this": True,
@@ -71,6 +75,7 @@ DELTA_STATEMENTS = (
     Restore,
     ConvertToDelta,
     CloneTable,
+    Generate,
 )
 
 
@@ -125,6 +130,7 @@ class DeltaSpark(Spark):
                     "REORG": self._parse_reorg,
                     "RESTORE": self._parse_restore,
                     "CONVERT": self._parse_convert,
+                    "GENERATE": self._parse_generate,
                 }.get(word)
                 if handler is not None:
                     self._advance()
@@ -230,6 +236,17 @@ class DeltaSpark(Spark):
                 partitions = self._parse_wrapped_csv(self._parse_field_def)
             self._rest_is_empty("CONVERT TO DELTA")
             return self.expression(ConvertToDelta(this=table, no_statistics=no_statistics, partitions=partitions))
+
+        def _parse_generate(self) -> exp.Expression:
+            """``GENERATE mode FOR TABLE name | delta.`/path```."""
+            mode = self._parse_id_var(any_token=False)
+            if mode is None:
+                self.raise_error("GENERATE: expected a mode, such as symlink_format_manifest")
+            if not self._match_pair(TokenType.FOR, TokenType.TABLE):
+                self.raise_error("GENERATE: expected FOR TABLE after the mode")
+            table = self._delta_table()
+            self._rest_is_empty("GENERATE")
+            return self.expression(Generate(this=table, mode=mode))
 
         def _is_clone(self) -> bool:
             """Whether CLONE follows the target name (before any parenthesis, AS or USING)."""
