@@ -11,7 +11,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from .builder import DeltaTableBuilder, IdentityGenerator
-from .exceptions import DeltaError, StorageError, TableNotFoundError, spark_surface
+from .exceptions import DeltaError, DeltaIllegalArgumentException, StorageError, TableNotFoundError, spark_surface
 from .kernel import Table
 from .kernel.manifest import generate
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from .spark.commands.optimize import DeltaOptimizeBuilder
 
 __all__ = ["DeltaTable", "IdentityGenerator", "kernel_table"]
+
+# delta-spark's DeltaTableUtils.validDeltaTableHadoopPrefixes: what forPath's hadoopConf may set.
+_HADOOP_CONF_PREFIXES = ("fs.", "dfs.")
 
 
 def kernel_table(sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None) -> Table:
@@ -78,7 +81,16 @@ class DeltaTable:
     @classmethod
     def forPath(cls, sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None) -> DeltaTable:
         """The Delta table at ``path``. ``hadoopConf`` (``fs.s3a.access.key``...) reaches its
-        storage, over the session's settings, as delta-spark's does."""
+        storage, over the session's settings, as delta-spark's does: for this table's log, its
+        data reads and writes, and the files its commands write (manifests). As in delta-spark,
+        keys that are no file system settings (``fs.``, ``dfs.``) are refused, not ignored."""
+        unsupported = sorted(k for k in hadoopConf or {} if not str(k).startswith(_HADOOP_CONF_PREFIXES))
+        if unsupported:
+            raise DeltaIllegalArgumentException(
+                "Currently DeltaTable.forPath only supports hadoop configuration keys starting with "
+                f"[{','.join(_HADOOP_CONF_PREFIXES)}] but got {','.join(unsupported)}",
+                errorClass="DELTA_TABLE_FOR_PATH_UNSUPPORTED_HADOOP_CONF",
+            )
         return cls(sparkSession, path, hadoop_conf=hadoopConf)
 
     @classmethod
