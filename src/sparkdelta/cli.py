@@ -278,6 +278,21 @@ def restore(table: str, version: int | None, timestamp: str | None, as_json: boo
 
 @main.command()
 @click.argument("table")
+@click.option("--mode", default="symlink_format_manifest", show_default=True, help="What to generate.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def generate(table: str, mode: str, as_json: bool) -> None:
+    """Write symlink format manifests (_symlink_format_manifest/) for Presto, Athena and Hive; no commit."""
+    from .kernel.manifest import generate as generate_manifests
+
+    try:
+        stats = generate_manifests(open_table(table), mode)
+    except USER_ERRORS as exc:
+        raise click.ClickException(str(exc)) from exc
+    _report({"manifestsWritten": stats.files_written, "manifestsDeleted": stats.files_deleted}, as_json)
+
+
+@main.command()
+@click.argument("table")
 @click.option("--where", "partition_filter", help="Only the partitions this predicate (on partition columns) selects.")
 @click.option("--zorder-by", help="Z-order by these columns (comma separated) instead of compacting.")
 @click.option("--master", help="Spark master URL (default: local[*]).")

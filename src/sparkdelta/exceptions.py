@@ -42,11 +42,13 @@ from .kernel.errors import (
     InvalidTablePropertyError,
     MetadataChangedException,
     PathOutsideTableError,
+    PostCommitHookError,
     ProtocolChangedException,
     RestoreFilesMissingError,
     StorageError,
     TableNotFoundError,
     UnsupportedFeatureError,
+    UnsupportedModeError,
     VacuumRetentionError,
     VersionNotFoundError,
 )
@@ -76,11 +78,13 @@ __all__ = [
     "InvalidTablePropertyError",
     "MetadataChangedException",
     "PathOutsideTableError",
+    "PostCommitHookError",
     "ProtocolChangedException",
     "RestoreFilesMissingError",
     "StorageError",
     "TableNotFoundError",
     "UnsupportedFeatureError",
+    "UnsupportedModeError",
     "VacuumRetentionError",
     "VersionNotFoundError",
 ]
@@ -148,9 +152,22 @@ _SPARK_CLASS: dict[type[DeltaError], type[DeltaThrowable]] = {
     UnsupportedFeatureError: DeltaTableFeatureException,
     VacuumRetentionError: DeltaIllegalArgumentException,
     RestoreFilesMissingError: DeltaIllegalArgumentException,
+    UnsupportedModeError: DeltaIllegalArgumentException,
+    PostCommitHookError: DeltaRuntimeException,
 }
 _SPARK_CLASS_OF_ERROR_CLASS: dict[str, type[DeltaThrowable]] = {
     "DELTA_CANNOT_MODIFY_APPEND_ONLY": DeltaUnsupportedOperationException,
+    # delta-spark: DeltaCommandUnsupportedWithDeletionVectorsException, DeltaColumnMappingUnsupportedException.
+    "DELTA_UNSUPPORTED_GENERATE_WITH_DELETION_VECTORS": DeltaUnsupportedOperationException,
+    "DELTA_UNSUPPORTED_MANIFEST_GENERATION_WITH_COLUMN_MAPPING": DeltaUnsupportedOperationException,
+    # delta-spark: DeltaTablePropertyValidationFailedException, a RuntimeException.
+    **{
+        f"DELTA_VIOLATE_TABLE_PROPERTY_VALIDATION_FAILED.{sub}": DeltaRuntimeException
+        for sub in (
+            "PERSISTENT_DELETION_VECTORS_WITH_INCREMENTAL_MANIFEST_GENERATION",
+            "EXISTING_DELETION_VECTORS_WITH_INCREMENTAL_MANIFEST_GENERATION",
+        )
+    },
 }
 
 

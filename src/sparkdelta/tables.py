@@ -11,8 +11,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from .builder import DeltaTableBuilder, IdentityGenerator
-from .exceptions import DeltaError, StorageError, TableNotFoundError, spark_surface
+from .exceptions import DeltaError, DeltaIllegalArgumentException, StorageError, TableNotFoundError, spark_surface
 from .kernel import Table
+from .kernel.manifest import generate
 from .kernel.protocol_upgrade import add_feature, upgrade_protocol
 from .spark.arguments import bool_arg, column_mapping_arg, condition_arg, int_arg, str_arg, version_arg
 from .spark.catalog import delta_entry
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from .spark.commands.optimize import DeltaOptimizeBuilder
 
 __all__ = ["DeltaTable", "IdentityGenerator", "kernel_table"]
+
+# delta-spark's DeltaTableUtils.validDeltaTableHadoopPrefixes: what forPath's hadoopConf may set.
+_HADOOP_CONF_PREFIXES = ("fs.", "dfs.")
 
 
 def kernel_table(sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None) -> Table:
@@ -71,7 +75,16 @@ class DeltaTable:
     @classmethod
     def forPath(cls, sparkSession: SparkSession, path: str, hadoopConf: Mapping[str, str] | None = None) -> DeltaTable:
         """The Delta table at ``path``. ``hadoopConf`` (``fs.s3a.access.key``...) reaches its
-        storage, over the session's settings, as delta-spark's does."""
+        storage, over the session's settings, as delta-spark's does: for this table's log, its
+        data reads and writes, and the files its commands write (manifests). As in delta-spark,
+        keys that are no file system settings (``fs.``, ``dfs.``) are refused, not ignored."""
+        unsupported = sorted(k for k in hadoopConf or {} if not str(k).startswith(_HADOOP_CONF_PREFIXES))
+        if unsupported:
+            raise DeltaIllegalArgumentException(
+                "Currently DeltaTable.forPath only supports hadoop configuration keys starting with "
+                f"[{','.join(_HADOOP_CONF_PREFIXES)}] but got {','.join(unsupported)}",
+                errorClass="DELTA_TABLE_FOR_PATH_UNSUPPORTED_HADOOP_CONF",
+            )
         return cls(sparkSession, path, hadoop_conf=hadoopConf)
 
     @classmethod
@@ -164,6 +177,11 @@ class DeltaTable:
             self.update(None, dict(condition_or_set))
         else:
             self.update(condition_or_set, dict(set) if isinstance(set, dict) else None)  # not a dict: update refuses it
+
+    def generate(self, mode: str) -> None:
+        """Write the manifests ``mode`` names (``"symlink_format_manifest"``, any case) for engines
+        that read the table through them (Presto, Athena); no commit."""
+        generate(self._table, mode)
 
     def vacuum(self, retentionHours: float | None = None, dryRun: bool = False) -> DataFrame:
         """Delete files no version inside the retention window reads (``delta.deletedFileRetentionDuration``

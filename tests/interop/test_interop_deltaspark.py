@@ -360,3 +360,25 @@ def test_type_changes_are_recorded_as_deltaspark_records_them(written: Written) 
     )
     assert json.loads(ours.metadata.schema_string) == json.loads(theirs.metadata.schema_string)
     assert {"typeWidening"} <= ours.protocol.reader_features == theirs.protocol.reader_features
+
+
+FOR_PATH = """
+try:
+    result = ("ok", DeltaTable.forPath(spark, path, conf).toDF().count())
+except Exception as error:
+    result = ("error", error.getCondition())
+"""
+
+
+def test_for_path_takes_the_hadoop_conf_deltaspark_takes(spark: SparkSession, deltaspark: DeltaSpark, tmp_path: Path) -> None:
+    """``forPath(spark, path, hadoopConf)``: ``fs.`` and ``dfs.`` keys are taken (here, for a
+    local table, without effect), any other key is refused with delta-spark's error class."""
+    path = str(tmp_path / "t")
+    spark.range(3).write.format("delta").save(path)
+    for conf in ({"fs.s3a.endpoint": "http://127.0.0.1:9", "dfs.replication": "1"}, {"spark.hadoop.fs.s3a.endpoint": "x"}):
+        try:
+            ours: tuple[str, Any] = ("ok", DeltaTable.forPath(spark, path, conf).toDF().count())
+        except Exception as error:  # noqa: BLE001 - the error class is what is compared
+            ours = ("error", getattr(error, "getCondition", lambda: None)())
+        assert ours == deltaspark.run(FOR_PATH, path=path, conf=conf)
+    assert ours == ("error", "DELTA_TABLE_FOR_PATH_UNSUPPORTED_HADOOP_CONF")

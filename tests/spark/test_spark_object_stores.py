@@ -25,7 +25,7 @@ from object_stores import CuttableProxy, MotoServer, RecordingProxy, start_moto
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from sparkdelta.exceptions import StorageError
+from sparkdelta.exceptions import DeltaIllegalArgumentException, StorageError
 from sparkdelta.kernel import Table
 from sparkdelta.kernel.object_store import ObjectStoreStorage
 from sparkdelta.spark.storage import open_table
@@ -234,6 +234,47 @@ def test_table_options_reach_the_log_and_spark_data_path(
     assert spark_rows(spark, url, **there) == [(i,) for i in (1, 2, 3, 4, 5)]
     assert delta_rs_rows(other_endpoint, url) == [(i,) for i in (1, 2, 3, 4, 5)]
     assert bucket not in {b["Name"] for b in s3a.client().list_buckets()["Buckets"]}
+
+
+def test_for_path_hadoop_conf_serves_every_command(spark: SparkSession, s3a: MotoServer, other_endpoint: MotoServer) -> None:
+    """``DeltaTable.forPath(spark, path, hadoopConf)`` with delta-spark's signature: a table on an
+    endpoint only ``hadoopConf`` names is deleted from, updated, described, vacuumed and given
+    manifests through that one object, every file landing in that bucket (boto3 and delta-rs,
+    with their own clients, are the oracles). Keys that are no file system settings are
+    refused by name, as delta-spark refuses them."""
+    bucket = other_endpoint.new_bucket("conf")
+    url = f"s3a://{bucket}/t"
+    there = {"fs.s3a.endpoint": other_endpoint.endpoint, "fs.s3a.path.style.access": "true"}
+    rows = spark.range(0, 10, 1, 2).selectExpr("id", "id % 2 AS p")
+    rows.write.format("delta").partitionBy("p").options(**there).save(url)
+
+    table = DeltaTable.forPath(spark, url, there)
+    table.delete("id = 3")
+    table.update("id = 4", {"id": "40"})
+    assert delta_rs_rows(other_endpoint, url) == sorted((i, i % 2) for i in (0, 1, 2, 5, 6, 7, 8, 9, 40))
+    assert [r.operation for r in table.history().collect()] == ["UPDATE", "DELETE", "WRITE"]
+    assert table.detail().collect()[0].numFiles == len(deltalake_files(other_endpoint, url))
+    table.generate("symlink_format_manifest")
+    keys = other_endpoint.keys(bucket, "t/_symlink_format_manifest/")
+    assert sorted(keys) == ["t/_symlink_format_manifest/p=0/manifest", "t/_symlink_format_manifest/p=1/manifest"]
+    listed = [
+        line
+        for key in keys
+        for line in other_endpoint.client().get_object(Bucket=bucket, Key=key)["Body"].read().decode().splitlines()
+    ]
+    assert sorted(listed) == sorted(f"s3a://{bucket}/t/{f}" for f in deltalake_files(other_endpoint, url))
+    table.vacuum()
+    assert [r.operation for r in table.history(2).collect()] == ["VACUUM END", "VACUUM START"]
+
+    with pytest.raises(DeltaIllegalArgumentException, match="spark.hadoop.fs.s3a.endpoint") as refused:
+        DeltaTable.forPath(spark, url, {**there, "spark.hadoop.fs.s3a.endpoint": other_endpoint.endpoint})
+    assert refused.value.getCondition() == "DELTA_TABLE_FOR_PATH_UNSUPPORTED_HADOOP_CONF"
+
+
+def deltalake_files(server: MotoServer, url: str) -> list[str]:
+    """The table's active files as delta-rs lists them (relative, decoded)."""
+    table = deltalake.DeltaTable(url.replace("s3a://", "s3://"), storage_options=server.options)
+    return sorted(table.get_add_actions(flatten=True).column("path").to_pylist())
 
 
 def test_lakehouse_cli_runs_end_to_end_on_s3a(s3a: MotoServer, tmp_path: Path) -> None:

@@ -102,6 +102,23 @@ class InvalidTablePropertyError(DeltaError, ValueError):
     """A table property with a value it cannot take, or a key Delta does not know."""
 
 
+class UnsupportedModeError(DeltaError, ValueError):
+    """A command given a mode it does not have (``GENERATE xyz FOR TABLE``)."""
+
+    error_class = "DELTA_MODE_NOT_SUPPORTED"
+
+
+class PostCommitHookError(DeltaError):
+    """The commit landed, but work that follows it failed (a manifest that could not be
+    written): the version stands, and ``version`` names it."""
+
+    error_class = "DELTA_POST_COMMIT_HOOK_FAILED"
+
+    def __init__(self, message: str, version: int, *, error_class: str | None = None) -> None:
+        super().__init__(message, error_class=error_class)
+        self.version = version
+
+
 class VacuumRetentionError(DeltaError, ValueError):
     """A retention shorter than the table's, refused while the safety check is on (delta-spark's check)."""
 

@@ -4,7 +4,8 @@ A transaction reads snapshot ``r`` and tries to write ``r+1.json``. If another w
 got there first, the winning commits are checked for logical conflicts
 (``conflicts.check_winning_commit``); without one the commit is retried at the next
 free version. After a successful commit, a checkpoint is written every
-``delta.checkpointInterval`` versions and expired log files are cleaned up.
+``delta.checkpointInterval`` versions and expired log files are cleaned up, and the
+symlink manifests are updated where the table keeps them (``manifest.py``).
 
 A transaction knows whether its commit landed (``CommitState``): a writer deletes the
 data files it wrote for a failed commit only once the log proves the commit is not
@@ -29,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import __version__
-from . import column_mapping
+from . import column_mapping, manifest
 from .actions import (
     Action,
     DomainMetadata,
@@ -44,6 +45,7 @@ from .conflicts import IsolationLevel, ReadSet, WriteSet, check_winning_commit
 from .errors import (
     ConcurrentWriteException,
     InvalidTableOperationError,
+    PostCommitHookError,
     ProtocolChangedException,
 )
 from .file_paths import canonical_paths
@@ -161,6 +163,7 @@ class Transaction:
                 check_no_feature_removed(self.read_snapshot.protocol, protocol, self.table_root, self.dropping_feature)
         if metadata is not None:
             column_mapping.validate(metadata, self._previous_metadata(metadata), self.table_root)
+            manifest.check_properties(metadata, self.read_snapshot)
         self._check_append_only(actions, effective_metadata)
         self._check_domains(actions, effective_protocol)
 
@@ -220,6 +223,7 @@ class Transaction:
                 attempt_version = self._resolve_conflicts(attempt_version, writes, effective_metadata)
                 continue
             checkpointed = self._post_commit(attempt_version, effective_metadata)
+            self._update_manifests(attempt_version, attempt_actions, effective_metadata)
             return CommitResult(attempt_version, dict(info), attempt, checkpointed)
         raise ConcurrentWriteException(
             f"{self.table_root}: gave up after {MAX_COMMIT_ATTEMPTS} attempts to commit against concurrent writers"
@@ -393,6 +397,31 @@ class Transaction:
             return False
         except BaseException as interrupt:
             interrupt.add_note(f"{self.table_root}: version {version} was committed; the interruption stopped its checkpoint")
+            raise
+
+    def _update_manifests(self, version: int, actions: Sequence[Action], metadata: Metadata) -> None:
+        """delta-spark's manifest hook: with ``delta.compatibility.symlinkFormatManifest.enabled``,
+        a commit that adds or removes files updates the symlink manifests of the partitions it
+        touched. Unlike a checkpoint this is no optimization (external readers would read a
+        stale table), so a failure is raised, as delta-spark raises it, saying the version stands:
+        a refusal (column mapping, deletion vectors) as itself, anything else as
+        ``PostCommitHookError`` (``DELTA_POST_COMMIT_HOOK_FAILED``)."""
+        if not manifest.enabled(metadata) or not manifest.has_file_actions(actions):
+            return
+        committed = f"{self.table_root}: version {version} was committed; its symlink manifests were not updated"
+        try:
+            manifest.update_after_commit(self.storage, self.table_root, self.read_snapshot, version, actions)
+        except InvalidTableOperationError as refusal:
+            refusal.add_note(committed)
+            raise
+        except Exception as exc:
+            raise PostCommitHookError(
+                f"Committing to the Delta table version {version} succeeded but error while executing post-commit hook "
+                f"{manifest.HOOK_NAME}: {exc} ({self.table_root})",
+                version,
+            ) from exc
+        except BaseException as interrupt:
+            interrupt.add_note(committed)
             raise
 
 

@@ -1,7 +1,7 @@
-"""Delta's SQL commands, each a thin shell over its command in ``spark/commands`` (as its ``DeltaTable`` method is).
+"""Delta's SQL commands, each a thin shell over its command in ``spark/commands`` or the kernel (as its ``DeltaTable`` method is).
 
 DESCRIBE HISTORY / DETAIL / TABLE, SHOW TBLPROPERTIES, VACUUM, OPTIMIZE, REORG, RESTORE,
-CONVERT TO DELTA and CLONE. Results have delta-spark's columns.
+CONVERT TO DELTA, CLONE and GENERATE. Results have delta-spark's columns.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
 from ...kernel import Table, TableNotFoundError
+from ...kernel.manifest import check_mode, generate
 from ...kernel.protocol import supported_features
 from .. import catalog
 from ..commands import describe
@@ -30,6 +31,7 @@ from .dialect import (
     DeltaSpark,
     DescribeDetail,
     DescribeHistory,
+    Generate,
     Optimize,
     Reorg,
     Restore,
@@ -150,6 +152,14 @@ def convert_to_delta(spark: SparkSession, statement: ConvertToDelta, original_sq
     return spark.range(0).select()
 
 
+def generate_manifest(spark: SparkSession, statement: Generate, original_sql: SparkSql) -> DataFrame:
+    """``GENERATE mode FOR TABLE t``: the mode is checked before the table, as delta-spark does; no rows."""
+    mode: exp.Identifier = statement.args["mode"]
+    check_mode(mode.name)
+    generate(delta_table(spark, statement.this), mode.name)
+    return spark.range(0).select()
+
+
 def clone(spark: SparkSession, statement: CloneTable, original_sql: SparkSql) -> DataFrame:
     """``CREATE [OR REPLACE] TABLE target [SHALLOW|DEEP] CLONE source [VERSION AS OF n] [TBLPROPERTIES] [LOCATION]``."""
     source_ref: exp.Table = statement.args["source"]
@@ -192,4 +202,5 @@ HANDLERS: dict[type[exp.Expression], StatementHandler] = {
     Restore: restore,
     ConvertToDelta: convert_to_delta,
     CloneTable: clone,
+    Generate: generate_manifest,
 }

@@ -50,6 +50,10 @@ class ConvertToDelta(exp.Expression):
     arg_types = {"this": True, "no_statistics": False, "partitions": False}
 
 
+class Generate(exp.Expression):
+    arg_types = {"this": True, "mode": True}
+
+
 class CloneTable(exp.Expression):
     arg_types = {
         "this": True,
@@ -71,6 +75,7 @@ DELTA_STATEMENTS = (
     Restore,
     ConvertToDelta,
     CloneTable,
+    Generate,
 )
 
 
@@ -125,19 +130,27 @@ class DeltaSpark(Spark):
                     "REORG": self._parse_reorg,
                     "RESTORE": self._parse_restore,
                     "CONVERT": self._parse_convert,
+                    "GENERATE": self._parse_generate,
                 }.get(word)
                 if handler is not None:
                     self._advance()
                     return handler()
             return super()._parse_statement()
 
-        def _delta_table(self) -> exp.Table:
-            """``name``, ``db.name``, ``catalog.db.name`` or ``delta.`/path```, and nothing after it."""
+        def _delta_table(self, path_string: bool = False) -> exp.Table:
+            """``name``, ``db.name``, ``catalog.db.name`` or ``delta.`/path```, and nothing after it;
+            with ``path_string``, also a quoted path (``'/path'``), where delta-spark's grammar takes
+            one (``VACUUM``, ``OPTIMIZE``, ``DESCRIBE HISTORY | DETAIL``): as ``delta.`/path```."""
+            if path_string and self._curr and self._curr.token_type == TokenType.STRING:
+                path = ""
+                while self._match(TokenType.STRING):  # adjacent literals are one, as in Spark
+                    path += self._prev.text
+                return exp.Table(this=exp.to_identifier(path, quoted=True), db=exp.to_identifier("delta"))
             parts = [self._parse_id_var(any_token=False)]
             while self._match(TokenType.DOT):
                 parts.append(self._parse_id_var(any_token=False))
             if any(p is None for p in parts) or len(parts) > 3:
-                self.raise_error("expected a table name or delta.`/path`")
+                self.raise_error("expected a table name or delta.`/path`" + (" or a quoted path" if path_string else ""))
             names = dict(zip(("this", "db", "catalog"), reversed(parts), strict=False))
             return exp.Table(**names)
 
@@ -163,18 +176,18 @@ class DeltaSpark(Spark):
 
         def _parse_delta_describe(self) -> exp.Expression:
             if self._match_text_seq("HISTORY"):
-                table = self._delta_table()
+                table = self._delta_table(path_string=True)
                 limit = self._parse_number() if self._match(TokenType.LIMIT) else None
                 self._rest_is_empty("DESCRIBE HISTORY")
                 return self.expression(DescribeHistory(this=table, limit=limit))
             if self._match_text_seq("DETAIL"):
-                table = self._delta_table()
+                table = self._delta_table(path_string=True)
                 self._rest_is_empty("DESCRIBE DETAIL")
                 return self.expression(DescribeDetail(this=table))
             return self._parse_describe()
 
         def _parse_vacuum(self) -> exp.Expression:
-            table = self._delta_table()
+            table = self._delta_table(path_string=True)
             hours = None
             if self._match_text_seq("RETAIN"):
                 hours = self._parse_number()
@@ -187,7 +200,7 @@ class DeltaSpark(Spark):
             return self.expression(Vacuum(this=table, retain_hours=hours, dry_run=dry_run))
 
         def _parse_optimize(self) -> exp.Expression:
-            table = self._delta_table()
+            table = self._delta_table(path_string=True)
             where = self._parse_assignment() if self._match(TokenType.WHERE) else None
             zorder = None
             if self._match_text_seq("ZORDER", "BY"):
@@ -230,6 +243,17 @@ class DeltaSpark(Spark):
                 partitions = self._parse_wrapped_csv(self._parse_field_def)
             self._rest_is_empty("CONVERT TO DELTA")
             return self.expression(ConvertToDelta(this=table, no_statistics=no_statistics, partitions=partitions))
+
+        def _parse_generate(self) -> exp.Expression:
+            """``GENERATE mode FOR TABLE name | delta.`/path``` (delta-spark's grammar takes no quoted path here)."""
+            mode = self._parse_id_var(any_token=False)
+            if mode is None:
+                self.raise_error("GENERATE: expected a mode, such as symlink_format_manifest")
+            if not self._match_pair(TokenType.FOR, TokenType.TABLE):
+                self.raise_error("GENERATE: expected FOR TABLE after the mode")
+            table = self._delta_table()
+            self._rest_is_empty("GENERATE")
+            return self.expression(Generate(this=table, mode=mode))
 
         def _is_clone(self) -> bool:
             """Whether CLONE follows the target name (before any parenthesis, AS or USING)."""

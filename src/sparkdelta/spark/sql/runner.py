@@ -29,7 +29,7 @@ from .reads import SparkSql, delta_location, delta_views, has_delta_reference, q
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 # Statements that only Delta's grammar has: a parse error in one is reported, not passed on.
-_DELTA_WORDS = ("VACUUM", "OPTIMIZE", "RESTORE", "CONVERT", "REORG", "MERGE")
+_DELTA_WORDS = ("VACUUM", "OPTIMIZE", "RESTORE", "CONVERT", "REORG", "MERGE", "GENERATE")
 
 
 def split_statements(text: str) -> list[str]:

@@ -3,6 +3,11 @@
 The session registers the hooks (``hooks.install``) and the write path runs them without
 knowing what they are, so writing never imports the commands that themselves write. A
 hook's failure is logged, never turning the committed write into an error.
+
+Symlink manifests (``delta.compatibility.symlinkFormatManifest.enabled``) are not one of
+these: kernel commands (RESTORE, the CLI) commit without Spark and must update them too,
+and delta-spark raises their failure, so the kernel's transaction runs them
+(``kernel/manifest.py``).
 """
 
 from __future__ import annotations
