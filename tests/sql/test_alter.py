@@ -48,10 +48,9 @@ def test_set_and_unset_properties(spark: SparkSession, path: str) -> None:
     assert Table(path).snapshot().configuration == {"delta.logRetentionDuration": "interval 60 days"}
     assert _operation(path) == "UNSET TBLPROPERTIES"
     version = Table(path).latest_version()
-    with pytest.raises(DeltaAnalysisException, match="team"):
-        spark.sql(f"ALTER TABLE delta.`{path}` UNSET TBLPROPERTIES ('team')")
+    spark.sql(f"ALTER TABLE delta.`{path}` UNSET TBLPROPERTIES ('team')")  # IF EXISTS or not, as delta-spark
     spark.sql(f"ALTER TABLE delta.`{path}` UNSET TBLPROPERTIES IF EXISTS ('team')")
-    assert Table(path).latest_version() == version + 1
+    assert Table(path).latest_version() == version + 2
     assert deltalake.DeltaTable(path).metadata().configuration == {"delta.logRetentionDuration": "interval 60 days"}
 
 
@@ -522,3 +521,47 @@ def test_change_column_on_other_formats_is_sparks(spark: SparkSession) -> None:
         assert spark.table("plain_changed").schema["v"].metadata == {"comment": "spark"}
     finally:
         spark.sql("DROP TABLE IF EXISTS plain_changed")
+
+
+def test_properties_and_comments_as_deltaspark(spark: SparkSession, deltaspark: DeltaSpark, tmp_path: Path) -> None:
+    """SET / UNSET TBLPROPERTIES and COMMENT ON TABLE: the comment is the table's description;
+    keys other statements own are refused with delta-spark's errors; UNSET never fails."""
+    script = [
+        "CREATE TABLE {t} (id INT) USING delta",
+        "COMMENT ON TABLE {t} IS 'a comment'",
+        "ALTER TABLE {t} SET TBLPROPERTIES ('comment' = 'via properties', 'team' = 'taxi', 'Comment' = 'a key')",
+        "ALTER TABLE {t} UNSET TBLPROPERTIES ('comment', 'nope')",
+        "COMMENT ON TABLE {t} IS NULL",
+        "ALTER TABLE {t} SET TBLPROPERTIES ('delta.constraints.positive' = 'id > 0')",
+        "ALTER TABLE {t} SET TBLPROPERTIES ('location' = '/elsewhere')",
+        "ALTER TABLE {t} SET TBLPROPERTIES ('provider' = 'parquet')",
+        "ALTER TABLE {t} SET TBLPROPERTIES ('owner' = 'someone')",
+        "ALTER TABLE {t} SET TBLPROPERTIES ('delta.feature.clustering' = 'supported')",
+        "ALTER TABLE {t} SET TBLPROPERTIES ('clusteringColumns' = '[]')",
+        "ALTER TABLE {t} UNSET TBLPROPERTIES IF EXISTS ('team')",
+    ]
+    _, _, outcomes = _same_as_deltaspark(spark, deltaspark, tmp_path, script)
+    assert outcomes[:5] == [None] * 5 and outcomes[-1] is None
+    assert [o[1] if o else None for o in outcomes[5:11]] == [
+        "DELTA_ADD_CONSTRAINTS",
+        "UNSUPPORTED_FEATURE.SET_TABLE_PROPERTY",
+        "UNSUPPORTED_FEATURE.SET_TABLE_PROPERTY",
+        "UNSUPPORTED_FEATURE.SET_TABLE_PROPERTY",
+        "DELTA_ALTER_TABLE_SET_CLUSTERING_TABLE_FEATURE_NOT_ALLOWED",
+        "DELTA_CANNOT_MODIFY_TABLE_PROPERTY",
+    ]
+
+
+def test_comment_on_a_named_table_is_its_description(spark: SparkSession) -> None:
+    """COMMENT ON TABLE on a Delta table commits; on another format it stays Spark's."""
+    spark.sql("CREATE TABLE commented (id INT) USING delta")
+    spark.sql("CREATE TABLE commented_parquet (id INT) USING parquet")
+    try:
+        spark.sql("COMMENT ON TABLE commented IS 'the ids'")
+        assert spark.sql("DESCRIBE DETAIL commented").first()["description"] == "the ids"
+        assert _operation(spark.sql("DESCRIBE DETAIL commented").first()["location"]) == "SET TBLPROPERTIES"
+        spark.sql("COMMENT ON TABLE commented_parquet IS 'spark'")
+        assert spark.catalog.getTable("commented_parquet").description == "spark"
+    finally:
+        spark.sql("DROP TABLE IF EXISTS commented")
+        spark.sql("DROP TABLE IF EXISTS commented_parquet")

@@ -1,4 +1,4 @@
-"""ALTER TABLE on Delta tables: properties, columns, comments, CHECK constraints; metadata-only commits.
+"""ALTER TABLE on Delta tables: columns, CHECK constraints, clustering; metadata-only commits.
 
 Each change is one commit of new metadata, prepared by the kernel (protocol upgrades
 for features it turns on, column-mapping ids for new columns) under delta-spark's
@@ -25,8 +25,6 @@ from ...kernel.clustering import CLUSTERING_FEATURE, clustering_domain
 from ...kernel.column_mapping import mapping_mode
 from ...kernel.command_result import CommandResult
 from ...kernel.protocol import FEATURE_PROP_PREFIX, require_writable, required_protocol, writer_features
-from ...kernel.table_properties import normalize_properties
-from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool
 from ..read.parquet import read_snapshot, spark_schema
 from ..write.constraints import CONSTRAINT_PREFIX
 from ..write.schema import delta_schema_json, new_table_schema
@@ -34,6 +32,13 @@ from .column_names import attribute_name, quoted, type_name
 
 TYPE_WIDENING_PROPERTY = "delta.enableTypeWidening"
 TYPE_CHANGES_KEY = "delta.typeChanges"
+
+
+class _Unchanged:
+    """The description argument's default: keep the table's."""
+
+
+UNCHANGED = _Unchanged()
 
 
 def commit_metadata(
@@ -44,6 +49,7 @@ def commit_metadata(
     renamed_partition: tuple[str, str] | None = None,
     checked: Snapshot | None = None,
     snapshot: Snapshot | None = None,
+    description: str | None | _Unchanged = UNCHANGED,
 ) -> CommandResult:
     """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata (no metrics, as delta-spark's).
 
@@ -51,7 +57,8 @@ def commit_metadata(
     metadata's partition columns too, as delta-spark does. ``checked`` is the snapshot whose
     rows the change was validated against: the commit then depends on all of them, so a
     concurrent append refuses it rather than slip unchecked rows past it. ``snapshot`` is
-    the one the change was worked out against, when it only read the schema.
+    the one the change was worked out against, when it only read the schema. ``description``
+    replaces the table's description (its comment) when given.
     """
     snapshot = checked or snapshot or table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
@@ -66,35 +73,14 @@ def commit_metadata(
         schema_string=delta_schema_json(schema),
         partition_columns=partition_columns,
     )
+    if not isinstance(description, _Unchanged):
+        wanted = replace(wanted, description=description)
     prepared, protocol = metadata_change.prepare(wanted, snapshot.metadata, snapshot.protocol)
     actions: list[Any] = [prepared] if protocol is snapshot.protocol else [protocol, prepared]
     transaction = table.transaction(read_snapshot=snapshot)
     if checked is not None:
         transaction.mark_read_whole_table()
     return CommandResult(transaction.commit(actions, operation, parameters), {})
-
-
-def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> CommandResult:
-    allow = get_bool(spark, ALLOW_ARBITRARY_PROPERTIES)
-    normalized = normalize_properties(properties, table.root, allow)
-    return commit_metadata(
-        table, lambda conf, schema: ({**conf, **normalized}, schema), "SET TBLPROPERTIES", {"properties": json.dumps(normalized)}
-    )
-
-
-def unset_properties(table: Table, keys: list[str], if_exists: bool) -> CommandResult:
-    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
-        by_lower = {k.lower(): k for k in conf}
-        missing = [k for k in keys if k.lower() not in by_lower]
-        if missing and not if_exists:
-            raise DeltaAnalysisException(
-                f"{table.root}: cannot unset {', '.join(missing)}: no such table properties",
-                errorClass="DELTA_UNSET_NON_EXISTENT_PROPERTY",
-            )
-        gone = {by_lower[k.lower()] for k in keys if k.lower() in by_lower}
-        return {k: v for k, v in conf.items() if k not in gone}, schema
-
-    return commit_metadata(table, change, "UNSET TBLPROPERTIES", {"properties": json.dumps(keys), "ifExists": if_exists})
 
 
 def _field(schema: StructType, path: list[str], where: str) -> tuple[StructType, StructField]:

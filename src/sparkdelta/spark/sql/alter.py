@@ -9,6 +9,7 @@ change only the catalog entry and leave the Delta log as it was.
 
 ``UNSET TBLPROPERTIES`` and ``CLUSTER BY NONE`` and ``DROP FEATURE``, which sqlglot does
 not parse, are recognized by a pattern; ``ALTER``/``CHANGE COLUMN`` by ``alter_grammar``.
+``COMMENT ON TABLE`` of a Delta table sets its description, as in delta-spark.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..commands import alter
 from ..commands.change_column import ColumnChange, change_columns, set_default_refused, sync_identity_refused
 from ..commands.column_names import quoted
 from ..commands.drop_feature import drop_table_feature
+from ..commands.properties import set_properties, unset_properties
 from ..commands.table_location import check_set_location, refuse_rename_of_path
 from ..paths import normalize_location
 from ..storage import open_table
@@ -72,6 +74,36 @@ _REFUSED = (
         "ALTER TABLE ... SET [SERDE|SERDEPROPERTIES] is not supported for v2 tables.",
     ),
 )
+
+
+_COMMENT_ON_TABLE = re.compile(
+    r"^\s*COMMENT\s+ON\s+TABLE\s+(?P<table>.+?)\s+IS\s+(?P<value>.+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL
+)
+
+
+def run_comment(spark: SparkSession, query: str) -> bool:
+    """``COMMENT ON TABLE t IS 'text' | NULL`` on a Delta table: the table's description, set as
+    delta-spark sets it (``SET TBLPROPERTIES ('comment' = ...)``; NULL is the empty text).
+    Whether it did: any other statement, or table, is not this one's."""
+    matched = _COMMENT_ON_TABLE.match(query)
+    if not matched:
+        return False
+    try:
+        target = exp.to_table(matched.group("table"), dialect=DeltaSpark)
+    except ParseError:
+        return False
+    location = _location(spark, target)
+    if location is None:
+        return False
+    tokens = DeltaSpark().tokenize(matched.group("value"))
+    if len(tokens) != 1 or tokens[0].token_type not in (TokenType.STRING, TokenType.NULL):
+        raise DeltaParseException(
+            f"cannot parse the statement {query.strip()!r}: COMMENT ON TABLE takes a string or NULL",
+            errorClass="PARSE_SYNTAX_ERROR",
+        )
+    comment = "" if tokens[0].token_type == TokenType.NULL else tokens[0].text
+    set_properties(spark, open_table(spark, location), {"comment": comment})
+    return True
 
 
 def _target(query: str, statement: exp.Expression | None) -> tuple[exp.Table, str] | None:
@@ -183,7 +215,8 @@ def run_alter(
     unset = _UNSET.match(query)
     if unset:
         keys = [k.strip().strip("'\"`") for k in unset.group("keys").split(",") if k.strip()]
-        alter.unset_properties(open_table(spark, location), keys, bool(unset.group("if_exists")))
+        # delta-spark's catalog removes properties as IF EXISTS, whatever the statement says
+        unset_properties(open_table(spark, location), keys, if_exists=True)
         return True
     if not isinstance(statement, exp.Alter):
         raise _refusal(spark, table_ref, query, rest, error)
@@ -293,7 +326,7 @@ def _run_action(
                 f"{table.root}: ALTER TABLE ... SET {unsupported[0].upper()} is not supported on a Delta table"
             )
         properties = {_text(p.this): _text(p.args["value"]) for props in action.expressions for p in props.expressions}
-        alter.set_properties(spark, table, properties)
+        set_properties(spark, table, properties)
     elif isinstance(action, exp.AlterRename):
         refuse_rename_of_path(None if _is_path(table_ref) else _name(table_ref), table_ref.name)
         original_sql(spark, query)  # a catalog entry's name: Spark's own, as in delta-spark
@@ -360,4 +393,4 @@ def _action_name(action: exp.Expression) -> str:
         return type(action).__name__.upper()
 
 
-__all__ = ["run_alter"]
+__all__ = ["run_alter", "run_comment"]
