@@ -4,7 +4,7 @@
 catches delta-spark's, and each error carries delta-spark's error class: ``getCondition()``
 answers it and the message starts with it (``[DELTA_MISSING_DELTA_TABLE] ...``).
 
-- ``DeltaAnalysisException``, ``DeltaIllegalArgumentException``,
+- ``DeltaAnalysisException`` (and its ``DeltaParseException``), ``DeltaIllegalArgumentException``,
   ``DeltaUnsupportedOperationException``, ``DeltaRuntimeException`` (and its
   ``DeltaTableFeatureException``), ``DeltaInvariantViolationException``: delta-spark's
   Scala classes, as pyspark exceptions. Each is a ``DeltaError`` too.
@@ -24,7 +24,13 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from pyspark.errors import AnalysisException, IllegalArgumentException, PySparkException, UnsupportedOperationException
+from pyspark.errors import (
+    AnalysisException,
+    IllegalArgumentException,
+    ParseException,
+    PySparkException,
+    UnsupportedOperationException,
+)
 
 from .kernel.errors import (
     ChangeDataFeedError,
@@ -68,6 +74,7 @@ __all__ = [
     "DeltaError",
     "DeltaIllegalArgumentException",
     "DeltaInvariantViolationException",
+    "DeltaParseException",
     "DeltaRuntimeException",
     "DeltaSparkSettingWarning",
     "DeltaTableFeatureException",
@@ -113,6 +120,12 @@ class DeltaAnalysisException(AnalysisException, DeltaThrowable, ValueError):
     Also a ``ValueError``, as sparkdelta's invalid-input errors were before they were
     AnalysisExceptions, so code catching ``ValueError`` keeps working.
     """
+
+
+class DeltaParseException(ParseException, DeltaAnalysisException):
+    """A statement that Spark's or Delta's grammar refuses before it reaches a table (Spark's
+    ``ParseException``, which delta-spark's parser raises), e.g. a rename through Hive-style
+    ``CHANGE COLUMN``. Caught as ``ParseException`` and as ``DeltaAnalysisException`` alike."""
 
 
 class DeltaIllegalArgumentException(IllegalArgumentException, DeltaThrowable, ValueError):

@@ -370,9 +370,9 @@ def test_dml_clauses_delta_spark_refuses_are_refused(spark: SparkSession, nested
         spark.sql(f"DELETE FROM {t} WHERE id < 10 LIMIT 1")
     with pytest.raises(DeltaAnalysisException, match="subqueries are not supported"):
         spark.sql(f"UPDATE {t} SET a = (SELECT max(id) FROM small_ids)")
-    with pytest.raises(ValueError, match="FIRST is not supported"):
-        spark.sql(f"ALTER TABLE {t} ADD COLUMN z INT FIRST")
-    with pytest.raises(ValueError, match="RENAME_TO is not supported"):
+    with pytest.raises(ValueError, match="NOT NULL is not supported in Hive-style ALTER COLUMN"):
+        spark.sql(f"ALTER TABLE {t} CHANGE COLUMN a a DOUBLE NOT NULL")
+    with pytest.raises(ValueError, match="Renaming column is not supported in Hive-style ALTER COLUMN"):
         spark.sql(f"ALTER TABLE {t} CHANGE COLUMN a b DOUBLE COMMENT 'x'")
     with pytest.raises(DeltaAnalysisException, match="EXTENDED is not supported"):
         spark.sql(f"DESCRIBE TABLE EXTENDED {t}")

@@ -29,6 +29,7 @@ class Setting(Generic[_T]):
 
 SCHEMA_AUTO_MERGE = Setting("spark.databricks.delta.schema.autoMerge.enabled", False)
 ALLOW_ARBITRARY_PROPERTIES = Setting("spark.databricks.delta.allowArbitraryProperties.enabled", False)
+ALTER_LOCATION_BYPASS_SCHEMA_CHECK = Setting("spark.databricks.delta.alterLocation.bypassSchemaCheck", False)
 PROPERTY_DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
 USER_METADATA = Setting[str | None]("spark.databricks.delta.commitInfo.userMetadata", None)
 RETENTION_DURATION_CHECK = Setting("spark.databricks.delta.retentionDurationCheck.enabled", True)

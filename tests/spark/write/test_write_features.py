@@ -719,19 +719,22 @@ def test_type_changes_are_refused_unless_enabled_and_widening(spark: SparkSessio
     type; a refused change commits nothing."""
     path = str(tmp_path / "t")
     spark.sql(f"CREATE TABLE delta.`{path}` (i INT, f FLOAT, d DECIMAL(5,2), day DATE) USING delta")
-    with pytest.raises(DeltaAnalysisException, match="delta.enableTypeWidening"):
+    with pytest.raises(DeltaAnalysisException, match="delta.enableTypeWidening") as refused:
         spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN i TYPE BIGINT")
+    assert refused.value.getCondition() == "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"
     spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
     before = _state(path)
-    for column, narrower in (
-        ("i", "SMALLINT"),
-        ("f", "INT"),
-        ("d", "DECIMAL(6,1)"),
-        ("i", "DECIMAL(9,0)"),
-        ("day", "TIMESTAMP_NTZ"),
+    # Spark refuses what it cannot up-cast; Delta what is no widening (sparkdelta: date -> timestamp_ntz too).
+    for column, narrower, condition in (
+        ("i", "SMALLINT", "NOT_SUPPORTED_CHANGE_COLUMN"),
+        ("f", "INT", "NOT_SUPPORTED_CHANGE_COLUMN"),
+        ("d", "DECIMAL(6,1)", "NOT_SUPPORTED_CHANGE_COLUMN"),
+        ("i", "DECIMAL(9,0)", "NOT_SUPPORTED_CHANGE_COLUMN"),
+        ("day", "TIMESTAMP_NTZ", "DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP"),
     ):
-        with pytest.raises(DeltaAnalysisException, match="not a type widening"):
+        with pytest.raises(DeltaAnalysisException) as refused:
             spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN {column} TYPE {narrower}")
+        assert refused.value.getCondition() == condition
     assert _state(path) == before
     for column, wider in (("i", "DOUBLE"), ("f", "DOUBLE"), ("d", "DECIMAL(8,3)")):
         spark.sql(f"ALTER TABLE delta.`{path}` ALTER COLUMN {column} TYPE {wider}")

@@ -1,4 +1,4 @@
-"""ALTER TABLE on Delta tables: properties, columns, comments, CHECK constraints; metadata-only commits.
+"""ALTER TABLE on Delta tables: columns, CHECK constraints, clustering; metadata-only commits.
 
 Each change is one commit of new metadata, prepared by the kernel (protocol upgrades
 for features it turns on, column-mapping ids for new columns) under delta-spark's
@@ -17,41 +17,50 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, DecimalType, StructField, StructType
+from pyspark.sql.types import ArrayType, DataType, DecimalType, MapType, StructField, StructType
 
 from ...exceptions import DeltaAnalysisException
 from ...kernel import Metadata, Snapshot, Table, metadata_change
 from ...kernel.clustering import CLUSTERING_FEATURE, clustering_domain
 from ...kernel.column_mapping import mapping_mode
-from ...kernel.command_result import NOTHING_COMMITTED, CommandResult
-from ...kernel.features import is_true
+from ...kernel.command_result import CommandResult
 from ...kernel.protocol import FEATURE_PROP_PREFIX, require_writable, required_protocol, writer_features
-from ...kernel.table_properties import normalize_properties
-from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool
 from ..read.parquet import read_snapshot, spark_schema
 from ..write.constraints import CONSTRAINT_PREFIX
 from ..write.schema import delta_schema_json, new_table_schema
+from .column_names import attribute_name, quoted, type_name
 
 TYPE_WIDENING_PROPERTY = "delta.enableTypeWidening"
 TYPE_CHANGES_KEY = "delta.typeChanges"
 
 
-def _commit(
+class _Unchanged:
+    """The description argument's default: keep the table's."""
+
+
+UNCHANGED = _Unchanged()
+
+
+def commit_metadata(
     table: Table,
     change: Any,
     operation: str,
     parameters: dict[str, Any],
     renamed_partition: tuple[str, str] | None = None,
     checked: Snapshot | None = None,
+    snapshot: Snapshot | None = None,
+    description: str | None | _Unchanged = UNCHANGED,
 ) -> CommandResult:
     """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata (no metrics, as delta-spark's).
 
     ``renamed_partition`` (old name, new name) renames a partition column in the
     metadata's partition columns too, as delta-spark does. ``checked`` is the snapshot whose
     rows the change was validated against: the commit then depends on all of them, so a
-    concurrent append refuses it rather than slip unchecked rows past it.
+    concurrent append refuses it rather than slip unchecked rows past it. ``snapshot`` is
+    the one the change was worked out against, when it only read the schema. ``description``
+    replaces the table's description (its comment) when given.
     """
-    snapshot = checked or table.snapshot()
+    snapshot = checked or snapshot or table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
     configuration, schema = change(dict(snapshot.metadata.configuration), spark_schema(snapshot))
     partition_columns = snapshot.metadata.partition_columns
@@ -64,35 +73,14 @@ def _commit(
         schema_string=delta_schema_json(schema),
         partition_columns=partition_columns,
     )
+    if not isinstance(description, _Unchanged):
+        wanted = replace(wanted, description=description)
     prepared, protocol = metadata_change.prepare(wanted, snapshot.metadata, snapshot.protocol)
     actions: list[Any] = [prepared] if protocol is snapshot.protocol else [protocol, prepared]
     transaction = table.transaction(read_snapshot=snapshot)
     if checked is not None:
         transaction.mark_read_whole_table()
     return CommandResult(transaction.commit(actions, operation, parameters), {})
-
-
-def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]) -> CommandResult:
-    allow = get_bool(spark, ALLOW_ARBITRARY_PROPERTIES)
-    normalized = normalize_properties(properties, table.root, allow)
-    return _commit(
-        table, lambda conf, schema: ({**conf, **normalized}, schema), "SET TBLPROPERTIES", {"properties": json.dumps(normalized)}
-    )
-
-
-def unset_properties(table: Table, keys: list[str], if_exists: bool) -> CommandResult:
-    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
-        by_lower = {k.lower(): k for k in conf}
-        missing = [k for k in keys if k.lower() not in by_lower]
-        if missing and not if_exists:
-            raise DeltaAnalysisException(
-                f"{table.root}: cannot unset {', '.join(missing)}: no such table properties",
-                errorClass="DELTA_UNSET_NON_EXISTENT_PROPERTY",
-            )
-        gone = {by_lower[k.lower()] for k in keys if k.lower() in by_lower}
-        return {k: v for k, v in conf.items() if k not in gone}, schema
-
-    return _commit(table, change, "UNSET TBLPROPERTIES", {"properties": json.dumps(keys), "ifExists": if_exists})
 
 
 def _field(schema: StructType, path: list[str], where: str) -> tuple[StructType, StructField]:
@@ -123,43 +111,47 @@ def _replaced(schema: StructType, path: list[str], new: StructType) -> StructTyp
     return StructType(fields)
 
 
-def add_columns(table: Table, columns: list[tuple[list[str], StructField]]) -> CommandResult:
-    """Add columns at the end of the table or of a struct (``path`` is the new column's full name)."""
-
-    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
-        for path, field in columns:
-            parent_path = path[:-1]
-            parent = schema if not parent_path else _field(schema, parent_path, table.root)[1].dataType
-            assert isinstance(parent, StructType)
-            if any(f.name.lower() == path[-1].lower() for f in parent.fields):
-                raise DeltaAnalysisException(f"{table.root}: column {'.'.join(path)} already exists")
-            if not field.nullable:
+def add_columns(table: Table, columns: list[tuple[list[str], StructField, str | None]]) -> CommandResult:
+    """Add columns to the table or to a struct (``path`` is the new column's full name), each at
+    its position: None (the end), ``FIRST``, or the name of the column it goes after. Each
+    column goes in after the ones before it, as in delta-spark."""
+    snapshot = table.snapshot()
+    schema = spark_schema(snapshot)
+    listed = []
+    for path, field, position in columns:
+        parent_path = path[:-1]
+        parent = schema if not parent_path else _field(schema, parent_path, table.root)[1].dataType
+        assert isinstance(parent, StructType)
+        if any(f.name.lower() == path[-1].lower() for f in parent.fields):
+            raise DeltaAnalysisException(f"{table.root}: column {'.'.join(path)} already exists")
+        if not field.nullable:
+            raise DeltaAnalysisException(f"{table.root}: a column added to an existing table must be nullable ({'.'.join(path)})")
+        added = new_table_schema(StructType([field])).fields[0]
+        added = StructField(path[-1], added.dataType, True, field.metadata)
+        fields = list(parent.fields)
+        at, shown = len(fields), None
+        if position == "FIRST":
+            at, shown = 0, "FIRST"
+        elif position is not None:
+            after = next((i for i, f in enumerate(fields) if f.name.lower() == position.lower()), None)
+            if after is None:
                 raise DeltaAnalysisException(
-                    f"{table.root}: a column added to an existing table must be nullable ({'.'.join(path)})"
+                    f"No such struct field {quoted([position])} in {', '.join(quoted([f.name]) for f in fields)}.",
+                    errorClass="FIELD_NOT_FOUND",
                 )
-            added = new_table_schema(StructType([field])).fields[0]
-            added = StructField(path[-1], added.dataType, True, field.metadata)
-            schema = _replaced(schema, parent_path, StructType([*parent.fields, added]))
-        return conf, schema
-
-    described = [{"column": {"name": ".".join(p), "type": f.dataType.simpleString()}} for p, f in columns]
-    return _commit(table, change, "ADD COLUMNS", {"columns": json.dumps(described)})
-
-
-def set_comment(table: Table, path: list[str], comment: str) -> CommandResult:
-    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
-        parent, field = _field(schema, path, table.root)
-        updated = StructField(field.name, field.dataType, field.nullable, {**field.metadata, "comment": comment})
-        fields = [updated if f is field else f for f in parent.fields]
-        return conf, _replaced(schema, path[:-1], StructType(fields))
-
-    return _commit(table, change, "CHANGE COLUMN", {"column": json.dumps({"name": ".".join(path), "comment": comment})})
+            at, shown = after + 1, f"AFTER {fields[after].name}"
+        schema = _replaced(schema, parent_path, StructType([*fields[:at], added, *fields[at:]]))
+        column = {"name": attribute_name(path), "type": type_name(field.dataType), "nullable": field.nullable}
+        described: dict[str, Any] = {"column": {**column, "metadata": field.metadata}}
+        listed.append(described if shown is None else {**described, "position": shown})
+    parameters = {"columns": json.dumps(listed, separators=(",", ":"), ensure_ascii=False)}
+    return commit_metadata(table, lambda conf, _: (conf, schema), "ADD COLUMNS", parameters, snapshot=snapshot)
 
 
 _INTEGERS = ("byte", "short", "integer", "long")
 
 
-def _widens(old: DataType, new: DataType) -> bool:
+def widens(old: DataType, new: DataType) -> bool:
     """Whether ``old`` -> ``new`` is one of the type changes PROTOCOL.md's Type Widening allows.
 
     Date -> timestamp_ntz is allowed there too; it is left out here because stats written as
@@ -178,45 +170,27 @@ def _widens(old: DataType, new: DataType) -> bool:
     return False
 
 
-def _widened(field: StructField, new_type: DataType, path: list[str], where: str) -> StructField:
-    """``field`` with ``new_type``, its change recorded in ``delta.typeChanges``; refused unless a widening."""
-    if not _widens(field.dataType, new_type):
-        raise DeltaAnalysisException(
-            f"{where}: cannot change {'.'.join(path)} from "
-            f"{field.dataType.simpleString()} to {new_type.simpleString()}: not a type widening sparkdelta supports "
-            "(byte < short < int < long, float or int to double, wider decimals, integers to wide enough decimals)",
-            errorClass="DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP",
-        )
-    history = [
-        *field.metadata.get(TYPE_CHANGES_KEY, []),
-        {"toType": new_type.jsonValue(), "fromType": field.dataType.jsonValue()},
-    ]
-    return StructField(field.name, new_type, field.nullable, {**field.metadata, TYPE_CHANGES_KEY: history})
+def widened(field: StructField, new_type: DataType, field_path: str | None = None) -> StructField:
+    """``field`` with its change to ``new_type`` recorded in ``delta.typeChanges`` (type widening).
+
+    ``field_path`` (``element``, ``value``...) says the change is to a type inside the field's
+    array or map, whose own type is then ``new_type``'s container: the field keeps its type."""
+    old_type = field.dataType if field_path is None else _inner_type(field.dataType, field_path)
+    entry: dict[str, Any] = {"toType": new_type.jsonValue(), "fromType": old_type.jsonValue()}
+    if field_path is not None:
+        entry["fieldPath"] = field_path
+    history = [*field.metadata.get(TYPE_CHANGES_KEY, []), entry]
+    data_type = new_type if field_path is None else field.dataType
+    return StructField(field.name, data_type, field.nullable, {**field.metadata, TYPE_CHANGES_KEY: history})
 
 
-def change_type(table: Table, path: list[str], new_type: DataType) -> CommandResult:
-    """``ALTER TABLE ... ALTER COLUMN c TYPE t``: widen a column's type (table feature typeWidening).
-
-    Data files keep their old types; readers widen them as they read (Spark's Parquet reader
-    does). The change is recorded in the field's ``delta.typeChanges`` metadata."""
-    snapshot = table.snapshot()
-    if not is_true(snapshot.configuration, TYPE_WIDENING_PROPERTY):
-        raise DeltaAnalysisException(
-            f"{table.root}: changing the type of {'.'.join(path)} needs "
-            f"type widening; enable it first with ALTER TABLE ... SET TBLPROPERTIES ('{TYPE_WIDENING_PROPERTY}' = 'true')",
-            errorClass="DELTA_UNSUPPORTED_ALTER_TABLE_CHANGE_COL_OP",
-        )
-    _, field = _field(spark_schema(snapshot), path, table.root)
-    if field.dataType == new_type:
-        return NOTHING_COMMITTED
-    widened = _widened(field, new_type, path, table.root)
-
-    def change(conf: dict[str, str], schema: StructType) -> tuple[dict[str, str], StructType]:
-        parent, current = _field(schema, path, table.root)
-        new = _widened(current, new_type, path, table.root)
-        return conf, _replaced(schema, path[:-1], StructType([new if f is current else f for f in parent.fields]))
-
-    return _commit(table, change, "CHANGE COLUMN", {"column": json.dumps(widened.jsonValue(), separators=(",", ":"))})
+def _inner_type(data_type: DataType, field_path: str) -> DataType:
+    for part in field_path.split("."):
+        if isinstance(data_type, ArrayType):
+            data_type = data_type.elementType
+        elif isinstance(data_type, MapType):
+            data_type = data_type.keyType if part == "key" else data_type.valueType
+    return data_type
 
 
 def _require_mapping(table: Table, what: str) -> None:
@@ -240,7 +214,7 @@ def rename_column(table: Table, path: list[str], new_name: str) -> CommandResult
         return conf, _replaced(schema, path[:-1], StructType([renamed if f is field else f for f in parent.fields]))
 
     parameters = {"oldColumnPath": ".".join(path), "newColumnPath": ".".join([*path[:-1], new_name])}
-    return _commit(table, change, "RENAME COLUMN", parameters, (path[0], new_name) if len(path) == 1 else None)
+    return commit_metadata(table, change, "RENAME COLUMN", parameters, (path[0], new_name) if len(path) == 1 else None)
 
 
 def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> CommandResult:
@@ -263,13 +237,19 @@ def drop_columns(table: Table, paths: list[list[str]], if_exists: bool) -> Comma
             schema = _replaced(schema, path[:-1], StructType(remaining))
         return conf, schema
 
-    return _commit(table, change, "DROP COLUMNS", {"columns": json.dumps([".".join(p) for p in paths])})
+    return commit_metadata(table, change, "DROP COLUMNS", {"columns": json.dumps([".".join(p) for p in paths])})
 
 
 def cluster_by(table: Table, columns: list[str]) -> CommandResult:
-    """Make ``columns`` the clustering columns (none: unclustered); existing files are not rewritten."""
+    """Make ``columns`` the clustering columns (none: unclustered); existing files are not rewritten.
+    A partitioned table is refused either way, as in delta-spark."""
     snapshot = table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
+    if snapshot.partition_columns:
+        raise DeltaAnalysisException(
+            "ALTER TABLE CLUSTER BY cannot be applied to a partitioned table.",
+            errorClass="DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED",
+        )
     domain = clustering_domain(snapshot.schema, columns, snapshot.partition_columns, table.root)
     actions: list[Any] = [domain]
     if CLUSTERING_FEATURE not in writer_features(snapshot.protocol):
@@ -296,7 +276,7 @@ def add_constraint(spark: SparkSession, table: Table, name: str, expression: str
             f"{table.root}: {violating} rows in version {snapshot.version} violate the new CHECK constraint ({expression})",
             errorClass="DELTA_NEW_CHECK_CONSTRAINT_VIOLATION",
         )
-    return _commit(
+    return commit_metadata(
         table,
         lambda conf, schema: ({**conf, key: expression}, schema),
         "ADD CONSTRAINT",
@@ -316,4 +296,4 @@ def drop_constraint(table: Table, name: str, if_exists: bool) -> CommandResult:
             )
         return {k: v for k, v in conf.items() if k != key}, schema
 
-    return _commit(table, change, "DROP CONSTRAINT", {"name": name})
+    return commit_metadata(table, change, "DROP CONSTRAINT", {"name": name})

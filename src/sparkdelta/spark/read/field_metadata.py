@@ -49,6 +49,12 @@ def read_schema(schema: StructType) -> StructType:
     return StructType(fields)
 
 
+def without_internal_metadata(schema: StructType) -> StructType:
+    """``schema`` without Delta's internal keys at any depth (column mapping, type changes):
+    delta-spark's ``removeInternalDeltaMetadata``, by which two tables' schemas are the same."""
+    return StructType([_shown(f) for f in schema.fields])
+
+
 def _shown(field: StructField) -> StructField:
     metadata = {k: v for k, v in field.metadata.items() if k not in _NESTED_KEYS}
     return StructField(field.name, _shown_type(field.dataType), field.nullable, metadata)

@@ -17,6 +17,8 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
+from .alter_grammar import parse_alter_column
+
 
 class DescribeHistory(exp.Expression):
     arg_types = {"this": True, "limit": False}
@@ -119,6 +121,13 @@ class DeltaSpark(Spark):
             TokenType.DESC: lambda self: self._parse_delta_describe(),
             TokenType.CREATE: lambda self: self._parse_create_or_clone(),
             TokenType.REPLACE: lambda self: self._parse_create_or_clone(),
+        }
+
+        # ALTER TABLE t {ALTER | CHANGE} [COLUMN] ...: Spark's whole grammar (sql/alter_grammar.py).
+        ALTER_PARSERS = {
+            **Spark.Parser.ALTER_PARSERS,
+            "ALTER": lambda self: parse_alter_column(self, change=False),
+            "CHANGE": lambda self: parse_alter_column(self, change=True),
         }
 
         def _parse_statement(self) -> Any:

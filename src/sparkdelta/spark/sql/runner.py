@@ -2,7 +2,9 @@
 
 Each statement in ``text`` is parsed with the Delta dialect (``sql_dialect``). Delta
 statements run the commands the DeltaTable API runs; queries that read Delta tables run in Spark
-over native scans (``sql_reads``); everything else goes to ``spark.sql`` unchanged. The
+over native scans (``sql_reads``); everything else goes to ``spark.sql`` unchanged. An ALTER
+TABLE (or COMMENT ON TABLE) of a Delta table never does (``sql/alter.py``): Spark would change
+only its catalog entry. It is run or refused by name. The
 DataFrame of the last statement is returned. ``spark.sql`` itself is routed here by
 ``hooks.install``, so both spellings behave the same.
 """
@@ -18,7 +20,7 @@ from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
 from ...exceptions import DeltaAnalysisException, spark_errors
-from .alter import run_alter
+from .alter import run_alter, run_comment
 from .commands import HANDLERS as COMMAND_HANDLERS
 from .commands import describe_table
 from .create import is_delta_create, run_delta_statement
@@ -95,7 +97,9 @@ def run_statement(spark: SparkSession, text: str, original_sql: SparkSql, args: 
     try:
         statements = parse(text)
     except ParseError as error:
-        if text.strip()[:5].upper() == "ALTER" and run_alter(spark, text, None):
+        if text.strip()[:5].upper() == "ALTER" and run_alter(spark, text, None, original_sql, error):
+            return spark.range(0).select()
+        if text.strip()[:7].upper() == "COMMENT" and run_comment(spark, text):
             return spark.range(0).select()
         if _is_delta_only(text.strip()):
             raise DeltaAnalysisException(
@@ -111,9 +115,11 @@ def run_statement(spark: SparkSession, text: str, original_sql: SparkSql, args: 
     if handler is not None and (type(statement) in COMMAND_HANDLERS or _targets_delta(spark, statement)):
         return handler(spark, statement, original_sql)
     if text.strip()[:5].upper() == "ALTER":
-        if run_alter(spark, text, statement if isinstance(statement, exp.Alter) else None):
+        if run_alter(spark, text, statement if isinstance(statement, exp.Alter) else None, original_sql):
             return spark.range(0).select()
         return original_sql(spark, text)
+    if isinstance(statement, exp.Comment) and run_comment(spark, text):
+        return spark.range(0).select()
     if is_delta_create(statement):
         return run_delta_statement(spark, statement, lambda s, q: run_sql(s, q, original_sql))
     if isinstance(statement, exp.Describe) and isinstance(statement.this, exp.Table):

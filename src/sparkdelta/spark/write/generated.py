@@ -12,7 +12,7 @@ import sqlglot
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import DataType, StructField, StructType
 from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
@@ -75,17 +75,17 @@ def validate_generated_columns(spark: SparkSession, schema: StructType, table: s
         if not plan.expressions().apply(0).deterministic():
             raise DeltaAnalysisException(f"{where}: the expression must be deterministic")
         result_type = projected.schema.fields[0].dataType
-        if not _can_up_cast(spark, result_type.json(), by_name[name].dataType.json()):
+        if not can_up_cast(spark, result_type, by_name[name].dataType):
             raise DeltaAnalysisException(
                 f"{where}: the expression's type {result_type.simpleString()} does not fit the column's type "
                 f"{by_name[name].dataType.simpleString()}"
             )
 
 
-def _can_up_cast(spark: SparkSession, source_json: str, target_json: str) -> bool:
-    """Spark's own rule for casts that lose nothing."""
+def can_up_cast(spark: SparkSession, source: DataType, target: DataType) -> bool:
+    """Spark's own rule for casts that lose nothing (``Cast.canUpCast``)."""
     session = spark._jsparkSession
     jvm = spark._jvm
     assert session is not None and jvm is not None
     cast = jvm.org.apache.spark.sql.catalyst.expressions.Cast
-    return bool(cast.canUpCast(session.parseDataType(source_json), session.parseDataType(target_json)))
+    return bool(cast.canUpCast(session.parseDataType(source.json()), session.parseDataType(target.json())))
