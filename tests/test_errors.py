@@ -59,7 +59,7 @@ def test_delta_table_api_raises_analysis_exceptions(spark: SparkSession, table: 
     )
     with pytest.raises(AnalysisException, match="Cannot resolve nope"):
         unresolved.execute()
-    assert _condition(lambda: target.optimize().where("id = 1").executeCompaction()) == "DELTA_NON_PARTITION_COLUMN_SPECIFIED"
+    assert _condition(lambda: target.optimize().where("id = 1").executeCompaction()) == "DELTA_NON_PARTITION_COLUMN_REFERENCE"
     assert _condition(lambda: target.merge(spark.range(1), "true").execute()) == "DELTA_MERGE_MISSING_WHEN"
 
 

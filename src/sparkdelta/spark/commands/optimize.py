@@ -17,7 +17,9 @@ clustered yet (those without ``clusteringProvider``) along the same Z-curve of i
 clustering columns, marking the new files ``liquid``; a second run finds nothing.
 
 Both commit as operation OPTIMIZE with ``dataChange=false`` adds and removes: readers of
-the change feed and streams see no change, and concurrent appends do not conflict.
+the change feed and streams see no change, and concurrent appends do not conflict. The
+commit records what delta-spark records (the partition predicates as Catalyst prints them,
+``partition_predicates``), and the command answers delta-spark's ``OptimizeMetrics`` row.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -33,21 +36,22 @@ import pyarrow.compute as pc
 from pyspark.ml.feature import Bucketizer
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DateType, NumericType, StringType, TimestampNTZType, TimestampType
+from pyspark.sql.types import DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType
 
-from ...exceptions import DeltaAnalysisException, spark_surface
+from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException, DeltaUnsupportedOperationException, spark_surface
 from ...kernel import Snapshot, Table
 from ...kernel.clustering import CLUSTERING_PROVIDER, clustering_columns
 from ...kernel.command_result import CommandResult
 from ...kernel.file_actions import file_paths, remove_actions
 from ...kernel.protocol import require_writable
-from ...kernel.scan import PARTITION_VALUES, partition_keys
+from ...kernel.scan import DELETION_VECTOR, PARTITION_VALUES, partition_keys
 from ..conf import OPTIMIZE_MAX_FILE_SIZE, get_int
 from ..paths import qualified
 from ..read.parquet import read_files, spark_schema
-from ..read.predicates import kernel_predicate
 from ..write.dataframe import discard_uncommitted, record_counts, remove_unreferenced, write_table_files
 from ..write.overwrite import files_in_partitions
+from .optimize_metrics import RESULT_SCHEMA, added_file_sizes, optimize_metrics
+from .partition_predicates import checked_partition_predicates, files_in_selected_partitions
 
 _BIN = "__sparkdelta_optimize_bin"
 _Z = "__sparkdelta_zorder_key"
@@ -70,58 +74,61 @@ class OptimizeResult(CommandResult):
 
 def optimize_frame(spark: SparkSession, result: OptimizeResult) -> DataFrame:
     """delta-spark's one-row result of OPTIMIZE: the table's ``path`` and the summary as ``metrics``."""
-    return spark.createDataFrame([(result.path, result.summary)], _RESULT_SCHEMA)
+    return spark.createDataFrame([(result.path, result.summary)], RESULT_SCHEMA)
 
 
 @spark_surface
 @dataclass(frozen=True)
 class DeltaOptimizeBuilder:
-    """``DeltaTable.optimize()``: an optional partition ``where``, then ``executeCompaction`` or ``executeZOrderBy``."""
+    """``DeltaTable.optimize()``: optional partition ``where``s, then ``executeCompaction`` or ``executeZOrderBy``."""
 
     spark: SparkSession
     table: Table
-    partition_filter: str | None = None
+    partition_filters: tuple[str, ...] = ()
 
     def where(self, partitionFilter: str) -> DeltaOptimizeBuilder:
-        """Optimize only the partitions ``partitionFilter`` (over partition columns only) selects."""
-        return DeltaOptimizeBuilder(self.spark, self.table, partitionFilter)
+        """Optimize only the partitions ``partitionFilter`` (over partition columns only) selects;
+        a second ``where`` narrows further, as in delta-spark, and both are recorded."""
+        return DeltaOptimizeBuilder(self.spark, self.table, (*self.partition_filters, partitionFilter))
 
     def executeCompaction(self) -> DataFrame:
         """Compact small files into files of about the target size; one row of ``path`` and ``metrics``."""
-        return optimize_frame(self.spark, optimize(self.spark, self.table, self.partition_filter, ()))
+        return optimize_frame(self.spark, optimize(self.spark, self.table, self.partition_filters, ()))
 
     def executeZOrderBy(self, *columns: str) -> DataFrame:
         """Rewrite the selected files Z-ordered by ``columns``; one row of ``path`` and ``metrics``."""
         names = [c for group in columns for c in ([group] if isinstance(group, str) else group)]
         if not names:
             raise DeltaAnalysisException(f"{self.table.root}: executeZOrderBy needs at least one column")
-        return optimize_frame(self.spark, optimize(self.spark, self.table, self.partition_filter, tuple(names)))
+        return optimize_frame(self.spark, optimize(self.spark, self.table, self.partition_filters, tuple(names)))
 
 
-def _selected(spark: SparkSession, snapshot: Snapshot, partition_filter: str | None) -> pa.Table:
-    """The scan files in the partitions ``partition_filter`` (over partition columns only) selects; all without one."""
-    if partition_filter is None:
-        return snapshot.scan().files
+def _resolves(data_type: DataType, parts: list[str]) -> bool:
+    """Whether the dotted name ``parts`` names a (nested) field of ``data_type``, case-insensitively."""
+    for part in parts:
+        if not isinstance(data_type, StructType):
+            return False
+        field = next((f for f in data_type.fields if f.name.lower() == part.lower()), None)
+        if field is None:
+            return False
+        data_type = field.dataType
+    return True
+
+
+def _check_z_order_columns(snapshot: Snapshot, z_order: tuple[str, ...]) -> None:
+    """delta-spark's ``validateZorderByColumns``: data columns of the table only."""
     partitions = {c.lower() for c in snapshot.partition_columns}
-    probe = spark.createDataFrame([], spark_schema(snapshot))
-    outside = sorted({str(a.name()).lower() for a in _references(probe, partition_filter)} - partitions)
-    if outside:
-        raise DeltaAnalysisException(
-            f"{snapshot.table_root}: OPTIMIZE's where may only name partition columns "
-            f"({', '.join(snapshot.partition_columns) or 'the table has none'}); it names {', '.join(outside)}",
-            errorClass="DELTA_NON_PARTITION_COLUMN_SPECIFIED",
-        )
-    predicate = kernel_predicate(spark, snapshot, partition_filter)
-    if predicate is None:
-        raise DeltaAnalysisException(
-            f"{snapshot.table_root}: cannot evaluate OPTIMIZE's where {partition_filter!r} on partitions"
-        )
-    return snapshot.scan(predicate).files
-
-
-def _references(probe: DataFrame, condition: str) -> list:
-    refs = probe.filter(condition)._jdf.queryExecution().analyzed().condition().references()
-    return [refs.toList().apply(i) for i in range(refs.size())]
+    data_schema = StructType([f for f in spark_schema(snapshot).fields if f.name.lower() not in partitions])
+    for column in z_order:
+        if column.lower() in partitions:
+            raise DeltaIllegalArgumentException(
+                f"{column} is a partition column. Z-Ordering can only be performed on data columns",
+                errorClass="DELTA_ZORDERING_ON_PARTITION_COLUMN",
+            )
+        if not _resolves(data_schema, column.split(".")):
+            raise DeltaIllegalArgumentException(
+                f"Z-Ordering column {column} does not exist in data schema.", errorClass="DELTA_ZORDERING_COLUMN_DOES_NOT_EXIST"
+            )
 
 
 def _partition_keys(files: pa.Table) -> list[str]:
@@ -250,22 +257,15 @@ def _hilbert_transpose(rows: DataFrame, names: list[str], bits: int) -> DataFram
     return rows.withColumns({xi: F.col(xi).bitwiseXOR(flips) for xi in names})
 
 
-def _size_stats(sizes: list[int]) -> dict[str, int | float]:
-    if not sizes:
-        return {"min": 0, "max": 0, "avg": 0.0, "totalFiles": 0, "totalSize": 0}
-    return {
-        "min": min(sizes),
-        "max": max(sizes),
-        "avg": sum(sizes) / len(sizes),
-        "totalFiles": len(sizes),
-        "totalSize": sum(sizes),
-    }
+def _json(value: object) -> str:
+    """JSON as delta-spark's Jackson writes a parameter: compact, non-ASCII kept."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def optimize(
     spark: SparkSession,
     table: Table,
-    partition_filter: str | None,
+    partition_filter: str | Sequence[str] | None,
     z_order: tuple[str, ...],
     partitions: list[dict[str, str | None]] | None = None,
     target: int | None = None,
@@ -273,29 +273,42 @@ def optimize(
 ) -> OptimizeResult:
     """OPTIMIZE; ``partitions`` and ``target`` are auto-compaction's: the partitions a write
     touched and its own target size (recorded as ``auto`` in the history). ``purge`` is
-    ``REORG TABLE ... APPLY (PURGE)``: only files with deletion vectors, rewritten without them."""
-    started = time.monotonic()
+    ``REORG TABLE ... APPLY (PURGE)``: only files with deletion vectors, rewritten without them.
+
+    ``partition_filter`` is one predicate or several (``where`` twice), each over partition
+    columns only. The checks run in delta-spark's order: clustering, predicates, Z-order columns.
+    """
+    start_time_ms = int(time.time() * 1000)
+    filters = (partition_filter,) if isinstance(partition_filter, str) else tuple(partition_filter or ())
     snapshot = table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
     schema = spark_schema(snapshot)
     names = {f.name.lower(): f.name for f in schema.fields}
-    missing = [c for c in z_order if c.lower() not in names]
-    partitioned = [c for c in z_order if c.lower() in {p.lower() for p in snapshot.partition_columns}]
-    if missing or partitioned:
-        what = f"{', '.join(missing)} not in the table" if missing else f"{', '.join(partitioned)} are partition columns"
-        raise DeltaAnalysisException(f"{table.root}: cannot Z-order by {', '.join(z_order)}: {what}")
-    considered = _selected(spark, snapshot, partition_filter) if partitions is None else files_in_partitions(snapshot, partitions)
+    clustering = clustering_columns(snapshot)
+    if clustering is not None and not purge:
+        if filters:
+            raise DeltaUnsupportedOperationException(
+                "OPTIMIZE command for Delta table with clustering doesn't support partition predicates. "
+                f"Please remove the predicates: {' '.join(filters)}.",
+                errorClass="DELTA_CLUSTERING_WITH_PARTITION_PREDICATE",
+            )
+        if z_order:
+            raise DeltaAnalysisException(
+                "OPTIMIZE command for Delta table with clustering cannot specify ZORDER BY. "
+                f"Please remove ZORDER BY ({', '.join(z_order)}).",
+                errorClass="DELTA_CLUSTERING_WITH_ZORDER_BY",
+            )
+    recorded_predicates = checked_partition_predicates(spark, snapshot, filters)
+    _check_z_order_columns(snapshot, z_order)
+    considered = (
+        files_in_selected_partitions(spark, snapshot, filters)
+        if partitions is None
+        else files_in_partitions(snapshot, partitions)
+    )
     if purge:
-        considered = considered.filter(considered.column("deletionVector").is_valid())
+        considered = considered.filter(considered.column(DELETION_VECTOR).is_valid())
     auto = target is not None
     target = target or target_file_size(spark, snapshot)
-    clustering = clustering_columns(snapshot)
-    if clustering and z_order and not purge:
-        raise DeltaAnalysisException(
-            f"{table.root}: the table is clustered by {', '.join(clustering)}; OPTIMIZE clusters it by those columns, "
-            "so ZORDER BY does not apply",
-            errorClass="DELTA_CLUSTERING_WITH_ZORDER_BY",
-        )
     if purge:
         bins = _bins(considered, target)
         order_by = []
@@ -308,7 +321,7 @@ def optimize(
         for i, key in enumerate(_partition_keys(considered)):
             groups.setdefault(key, []).append(i)
         bins = list(groups.values())
-        order_by = [names[c.lower()] for c in z_order]
+        order_by = [names.get(c.lower(), c) for c in z_order]
     else:
         bins = _bins(considered, target)
         order_by = []
@@ -317,29 +330,33 @@ def optimize(
     if clustering and not purge:
         adds = [replace(a, clustering_provider=CLUSTERING_PROVIDER) for a in adds]
     removed_sizes = cast(list[int], chosen.column("size").to_pylist())
-    metrics = {
-        "numFilesAdded": len(adds),
-        "numFilesRemoved": chosen.num_rows,
-        "filesAdded": _size_stats([a.size for a in adds]),
-        "filesRemoved": _size_stats(removed_sizes),
-        "partitionsOptimized": len(set(_partition_keys(chosen))),
-        "numBatches": 1 if bins else 0,
-        "totalConsideredFiles": considered.num_rows,
-        "totalFilesSkipped": considered.num_rows - chosen.num_rows,
-        "numDeletionVectorsRemoved": chosen.num_rows - chosen.column("deletionVector").null_count,
-    }
+    dvs = chosen.column(DELETION_VECTOR)
+    removed_dvs = cast(pa.StructArray, dvs.filter(dvs.is_valid()).combine_chunks())
+    metrics = optimize_metrics(
+        spark,
+        snapshot,
+        adds=[a.size for a in adds],
+        removed=removed_sizes,
+        partitions_optimized=len(set(_partition_keys(chosen))),
+        bins=len(bins),
+        considered=cast(list[int], considered.column("size").to_pylist()),
+        start_time_ms=start_time_ms,
+        dv_cardinalities=cast(list[int], removed_dvs.field("cardinality").to_pylist()),
+        mode="cluster" if clustering and not purge else "z-order" if z_order else "compact",
+    )
     if chosen.num_rows:
         transaction = table.transaction(read_snapshot=snapshot)
         transaction.mark_files_read(file_paths(chosen))
-        predicate = json.dumps([partition_filter] if partition_filter else [], separators=(",", ":"))
+        predicate = _json(recorded_predicates)
         parameters = (
             {"predicate": predicate, "applyPurge": True}
             if purge
             else {
                 "predicate": predicate,
-                "zOrderBy": json.dumps(list(z_order), separators=(",", ":")),
-                **({"clusterBy": json.dumps(clustering, separators=(",", ":"))} if clustering else {}),
+                "zOrderBy": _json([] if clustering else list(z_order)),
+                "clusterBy": _json(clustering or []),
                 "auto": auto,
+                **({"isFull": False} if clustering else {}),
             }
         )
         commit_metrics = {
@@ -347,10 +364,8 @@ def optimize(
             "numRemovedFiles": chosen.num_rows,
             "numAddedBytes": sum(a.size for a in adds),
             "numRemovedBytes": sum(removed_sizes),
-            "minFileSize": min((a.size for a in adds), default=0),
-            "maxFileSize": max((a.size for a in adds), default=0),
-            "numDeletionVectorsRemoved": metrics["numDeletionVectorsRemoved"],
-            "executionTimeMs": int((time.monotonic() - started) * 1000),
+            **added_file_sizes([a.size for a in adds]),
+            "numDeletionVectorsRemoved": len(removed_dvs),
         }
         try:
             commit = transaction.commit(
@@ -394,16 +409,9 @@ def _rewrite(
     return [a for a in adds if a not in empty]
 
 
-_RESULT_SCHEMA = (
-    "path string, metrics struct<numFilesAdded: long, numFilesRemoved: long, "
-    "filesAdded: struct<min: long, max: long, avg: double, totalFiles: long, totalSize: long>, "
-    "filesRemoved: struct<min: long, max: long, avg: double, totalFiles: long, totalSize: long>, "
-    "partitionsOptimized: long, numBatches: long, totalConsideredFiles: long, totalFilesSkipped: long, "
-    "numDeletionVectorsRemoved: long>"
-)
-
-
-def purge_deletion_vectors(spark: SparkSession, table: Table, partition_filter: str | None = None) -> OptimizeResult:
+def purge_deletion_vectors(
+    spark: SparkSession, table: Table, partition_filter: str | Sequence[str] | None = None
+) -> OptimizeResult:
     """``REORG TABLE ... APPLY (PURGE)``: rewrite the files that have deletion vectors, so
     deleted rows are gone from storage (and DROP FEATURE deletionVectors can proceed)."""
     return optimize(spark, table, partition_filter, (), purge=True)

@@ -9,6 +9,13 @@ that fails loudly if a file's path, as Spark spells it, matches no entry, so a p
 spelling mismatch can never drop rows silently. Column-mapped tables are read by
 physical name and renamed to the logical schema.
 
+Joins here name their keys by condition, never by ``USING`` columns: Spark keeps the
+scan's hidden ``_metadata`` column visible through a projection or a condition join, but
+a USING join's projection hides it. So ``_metadata.file_path`` and the rest resolve on a
+read of a partitioned or column-mapped table as on a plain one (and on deletion-vector
+files, unless some of the scan's files have a DV and others not: a union has no
+``_metadata``).
+
 Deletion vectors are applied by row index. Rows of files that carry one get a file number
 from their ``_metadata.file_path`` (loudly, as for partition values), then an anti join on
 (file number, ``_metadata.row_index``) drops the rows their DVs delete. The DVs are
@@ -56,6 +63,7 @@ ENGINE_READER_FEATURES = frozenset(
 )
 
 _FILE_KEY = "__sparkdelta_file"
+_LOOKUP_KEY = "__sparkdelta_lookup_file"  # the key on a lookup's side of a join
 # A row's position in its data file, for DML (see ``read_files``).
 ROW_INDEX_COLUMN = "__sparkdelta_row_index"
 _MATCHED = "__sparkdelta_matched"
@@ -68,11 +76,22 @@ _DV_FIELDS = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardina
 # Deleted rows travel as 64-row words: (file, row index >> 6, bit mask of the deleted rows).
 _WORD = "__sparkdelta_word"
 _MASK = "__sparkdelta_mask"
+# The same (file, word) on the deleted words' side of the join.
+_DELETED_FILE_ID = "__sparkdelta_deleted_file_id"
+_DELETED_WORD = "__sparkdelta_deleted_word"
 _DELETED_WORDS = StructType(
-    [StructField(_FILE_ID, LongType(), False), StructField(_WORD, LongType(), False), StructField(_MASK, LongType(), False)]
+    [
+        StructField(_DELETED_FILE_ID, LongType(), False),
+        StructField(_DELETED_WORD, LongType(), False),
+        StructField(_MASK, LongType(), False),
+    ]
 )
 _DELETED_WORDS_ARROW = pa.schema(
-    [pa.field(_FILE_ID, pa.int64(), False), pa.field(_WORD, pa.int64(), False), pa.field(_MASK, pa.int64(), False)]
+    [
+        pa.field(_DELETED_FILE_ID, pa.int64(), False),
+        pa.field(_DELETED_WORD, pa.int64(), False),
+        pa.field(_MASK, pa.int64(), False),
+    ]
 )
 # Bounds the Arrow batches one large DV expands into.
 _WORDS_PER_BATCH = 1 << 20
@@ -198,14 +217,14 @@ def read_files(
         values = pa.Table.from_struct_array(files.column(PARTITION_VALUES))
         for name in file_columns:
             values = values.append_column(name, files.column(name))
-        lookup = spark.createDataFrame(values.append_column(_FILE_KEY, keys))
+        lookup = spark.createDataFrame(values.append_column(_LOOKUP_KEY, keys))
         lookup = lookup.select(
-            F.col(_FILE_KEY),
+            F.col(_LOOKUP_KEY),
             F.lit(True).alias(_MATCHED),
             *[_col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields if f.name.lower() in partition_names],
             *[_col(name) for name in file_columns],
         )
-        data = data.join(F.broadcast(lookup), _FILE_KEY, "left")
+        data = data.join(F.broadcast(lookup), F.col(_FILE_KEY) == F.col(_LOOKUP_KEY), "left")
         unmatched = F.raise_error(
             F.concat(
                 F.lit("sparkdelta: Spark read data file "),
@@ -376,7 +395,7 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
     """
     root = snapshot.table_root
     numbers = pa.array(range(files.num_rows), pa.int64())
-    lookup = spark.createDataFrame(pa.table({_FILE_KEY: _file_keys(root, files), _FILE_ID: numbers}))
+    lookup = spark.createDataFrame(pa.table({_LOOKUP_KEY: _file_keys(root, files), _FILE_ID: numbers}))
     unmatched = F.raise_error(
         F.concat(
             F.lit("sparkdelta: Spark read data file "),
@@ -387,7 +406,7 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
     scanned = _scan(spark, snapshot, files, read_fields).withColumns(
         {_FILE_KEY: F.col("_metadata.file_path"), _ROW_INDEX: F.col("_metadata.row_index")}
     )
-    numbered = scanned.join(F.broadcast(lookup), _FILE_KEY, "left").withColumns(
+    numbered = scanned.join(F.broadcast(lookup), F.col(_FILE_KEY) == F.col(_LOOKUP_KEY), "left").withColumns(
         {
             _FILE_ID: F.when(F.col(_FILE_ID).isNull(), unmatched).otherwise(F.col(_FILE_ID)),
             _WORD: F.shiftright(F.col(_ROW_INDEX), 6),
@@ -395,7 +414,13 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
     )
     deleted = _deleted_words(spark, snapshot, files)
     live = F.col(_MASK).isNull() | (F.expr(f"shiftright({_MASK}, CAST({_ROW_INDEX} & 63 AS INT)) & 1") == 0)
-    return numbered.join(deleted, [_FILE_ID, _WORD], "left").where(live).drop(_FILE_ID, _WORD, _MASK)
+    same_word = (F.col(_FILE_ID) == F.col(_DELETED_FILE_ID)) & (F.col(_WORD) == F.col(_DELETED_WORD))
+    return (
+        numbered.drop(_LOOKUP_KEY)
+        .join(deleted, same_word, "left")
+        .where(live)
+        .drop(_FILE_ID, _WORD, _MASK, _DELETED_FILE_ID, _DELETED_WORD)
+    )
 
 
 def _deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:

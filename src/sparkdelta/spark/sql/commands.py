@@ -113,22 +113,22 @@ def vacuum(spark: SparkSession, statement: Vacuum, original_sql: SparkSql) -> Da
     return vacuum_frame(spark, vacuum_table(spark, table, retention, dry_run=bool(statement.args.get("dry_run"))))
 
 
+def _where_text(statement: Optimize | Reorg) -> str | None:
+    """The WHERE predicate as the statement wrote it: delta-spark parses and records that text."""
+    where_text = statement.args.get("where_text")
+    return where_text.this if where_text is not None else None
+
+
 def optimize(spark: SparkSession, statement: Optimize, original_sql: SparkSql) -> DataFrame:
     table = delta_table(spark, statement.this)
-    where = statement.args.get("where")
     zorder = statement.args.get("zorder")
     columns = tuple(c.sql(dialect=DeltaSpark).replace("`", "") for c in zorder or [])
-    return optimize_frame(
-        spark, optimize_table(spark, table, where.sql(dialect=DeltaSpark) if where is not None else None, columns)
-    )
+    return optimize_frame(spark, optimize_table(spark, table, _where_text(statement), columns))
 
 
 def reorg(spark: SparkSession, statement: Reorg, original_sql: SparkSql) -> DataFrame:
-
-    where = statement.args.get("where")
     table = delta_table(spark, statement.this)
-    result = purge_deletion_vectors(spark, table, where.sql(dialect=DeltaSpark) if where is not None else None)
-    return optimize_frame(spark, result)
+    return optimize_frame(spark, purge_deletion_vectors(spark, table, _where_text(statement)))
 
 
 def restore(spark: SparkSession, statement: Restore, original_sql: SparkSql) -> DataFrame:

@@ -37,11 +37,13 @@ class Vacuum(exp.Expression):
 
 
 class Optimize(exp.Expression):
-    arg_types = {"this": True, "where": False, "zorder": False}
+    # ``where_text``: the predicate as written, which delta-spark parses and records itself
+    # (sqlglot's rewrite of it is not Spark's: ``'it''s'`` would become a CONCAT).
+    arg_types = {"this": True, "where": False, "where_text": False, "zorder": False}
 
 
 class Reorg(exp.Expression):
-    arg_types = {"this": True, "where": False}
+    arg_types = {"this": True, "where": False, "where_text": False}
 
 
 class Restore(exp.Expression):
@@ -208,9 +210,19 @@ class DeltaSpark(Spark):
             self._rest_is_empty("VACUUM")
             return self.expression(Vacuum(this=table, retain_hours=hours, dry_run=dry_run))
 
+        def _parse_where_text(self) -> tuple[exp.Expression | None, exp.Literal | None]:
+            """A statement's WHERE predicate, parsed (to find the clause's end) and as written."""
+            if not self._match(TokenType.WHERE):
+                return None, None
+            first = self._curr
+            where = self._parse_assignment()
+            if where is None or first is None or self._prev is None:
+                self.raise_error("expected a predicate after WHERE")
+            return where, exp.Literal.string(self.sql[first.start : self._prev.end + 1])
+
         def _parse_optimize(self) -> exp.Expression:
             table = self._delta_table(path_string=True)
-            where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+            where, where_text = self._parse_where_text()
             zorder = None
             if self._match_text_seq("ZORDER", "BY"):
                 wrapped = self._match(TokenType.L_PAREN)
@@ -218,16 +230,16 @@ class DeltaSpark(Spark):
                 if wrapped:
                     self._match_r_paren()
             self._rest_is_empty("OPTIMIZE")
-            return self.expression(Optimize(this=table, where=where, zorder=zorder))
+            return self.expression(Optimize(this=table, where=where, where_text=where_text, zorder=zorder))
 
         def _parse_reorg(self) -> exp.Expression:
             self._match(TokenType.TABLE)
             table = self._delta_table()
-            where = self._parse_assignment() if self._match(TokenType.WHERE) else None
+            where, where_text = self._parse_where_text()
             if not self._match_text_seq("APPLY", "(", "PURGE", ")"):
                 self.raise_error("REORG TABLE: only APPLY (PURGE) is supported")
             self._rest_is_empty("REORG TABLE")
-            return self.expression(Reorg(this=table, where=where))
+            return self.expression(Reorg(this=table, where=where, where_text=where_text))
 
         def _parse_restore(self) -> exp.Expression:
             self._match(TokenType.TABLE)
