@@ -58,12 +58,8 @@ class DeltaMergeBuilder:
         self, condition: Expression | None = None, set: Mapping[str, Expression] | None = None
     ) -> DeltaMergeBuilder:
         """Update a matched target row with ``set`` (target column -> expression), when ``condition`` holds."""
-        where = "whenMatchedUpdate"
-        return self._with(
-            MergeClause(
-                "matched", "update", condition_arg(condition), tuple(column_mapping_arg(set, f"'set' in {where}").items())
-            )
-        )
+        assignments = tuple(column_mapping_arg(set, "'set' in whenMatchedUpdate").items())  # before the condition, as delta-spark
+        return self._with(MergeClause("matched", "update", condition_arg(condition), assignments))
 
     def whenMatchedUpdateAll(self, condition: Expression | None = None) -> DeltaMergeBuilder:
         """Update every column of a matched target row from the source column of the same name."""
@@ -77,11 +73,8 @@ class DeltaMergeBuilder:
         self, condition: Expression | None = None, values: Mapping[str, Expression] | None = None
     ) -> DeltaMergeBuilder:
         """Insert a source row that matches no target row, with ``values`` (target column -> expression)."""
-        where = "whenNotMatchedInsert"
-        clause = MergeClause(
-            "notMatched", "insert", condition_arg(condition), tuple(column_mapping_arg(values, f"'values' in {where}").items())
-        )
-        return self._with(clause)
+        assignments = tuple(column_mapping_arg(values, "'values' in whenNotMatchedInsert").items())
+        return self._with(MergeClause("notMatched", "insert", condition_arg(condition), assignments))
 
     def whenNotMatchedInsertAll(self, condition: Expression | None = None) -> DeltaMergeBuilder:
         """Insert a source row that matches no target row, every column from the source column of the same name."""
@@ -91,11 +84,8 @@ class DeltaMergeBuilder:
         self, condition: Expression | None = None, set: Mapping[str, Expression] | None = None
     ) -> DeltaMergeBuilder:
         """Update a target row no source row matches, with ``set`` (expressions over the target only)."""
-        where = "whenNotMatchedBySourceUpdate"
-        clause = MergeClause(
-            "notMatchedBySource", "update", condition_arg(condition), tuple(column_mapping_arg(set, f"'set' in {where}").items())
-        )
-        return self._with(clause)
+        assignments = tuple(column_mapping_arg(set, "'set' in whenNotMatchedBySourceUpdate").items())
+        return self._with(MergeClause("notMatchedBySource", "update", condition_arg(condition), assignments))
 
     def whenNotMatchedBySourceDelete(self, condition: Expression | None = None) -> DeltaMergeBuilder:
         """Delete a target row no source row matches, when ``condition`` holds."""
