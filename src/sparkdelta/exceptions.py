@@ -4,7 +4,7 @@
 catches delta-spark's, and each error carries delta-spark's error class: ``getCondition()``
 answers it and the message starts with it (``[DELTA_MISSING_DELTA_TABLE] ...``).
 
-- ``DeltaAnalysisException``, ``DeltaIllegalArgumentException``,
+- ``DeltaAnalysisException``, ``DeltaIllegalArgumentException``, ``DeltaArithmeticException``,
   ``DeltaUnsupportedOperationException``, ``DeltaRuntimeException`` (and its
   ``DeltaTableFeatureException``), ``DeltaInvariantViolationException``: delta-spark's
   Scala classes, as pyspark exceptions. Each is a ``DeltaError`` too.
@@ -24,7 +24,13 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from pyspark.errors import AnalysisException, IllegalArgumentException, PySparkException, UnsupportedOperationException
+from pyspark.errors import (
+    AnalysisException,
+    ArithmeticException,
+    IllegalArgumentException,
+    PySparkException,
+    UnsupportedOperationException,
+)
 
 from .kernel.errors import (
     ChangeDataFeedError,
@@ -62,6 +68,7 @@ __all__ = [
     "ConcurrentWriteException",
     "DeletionVectorError",
     "DeltaAnalysisException",
+    "DeltaArithmeticException",
     "DeltaConcurrentModificationException",
     "DeltaError",
     "DeltaIllegalArgumentException",
@@ -116,6 +123,11 @@ class DeltaIllegalArgumentException(IllegalArgumentException, DeltaThrowable, Va
 
 class DeltaUnsupportedOperationException(UnsupportedOperationException, DeltaThrowable):
     """An operation Delta cannot perform as asked (delta-spark's name)."""
+
+
+class DeltaArithmeticException(ArithmeticException, DeltaThrowable, ArithmeticError):
+    """A value out of its type's range while writing (delta-spark's name): identity values
+    generated past BIGINT's range. An ``ArithmeticError`` too."""
 
 
 class DeltaRuntimeException(DeltaThrowable):

@@ -54,6 +54,8 @@ KERNEL_READER_FEATURES = frozenset(
 # ``metadata`` binaries), the spec's one writer rule; the engine refuses a session that
 # shreds. Stats hold no bounds for it. Type widening: ALTER COLUMN ... TYPE checks the
 # property and records ``delta.typeChanges`` (``spark/alter.py``); files keep their types.
+# Identity columns: the engine generates the values and moves the high-water marks
+# (``spark/write/identity.py``); RESTORE and CLONE keep marks from going back (``identity.py``).
 KERNEL_WRITER_FEATURES = frozenset(
     {
         "appendOnly",
@@ -65,6 +67,7 @@ KERNEL_WRITER_FEATURES = frozenset(
         "changeDataFeed",
         "generatedColumns",
         "columnMapping",
+        "identityColumns",
         "timestampNtz",
         "domainMetadata",
         "vacuumProtocolCheck",
