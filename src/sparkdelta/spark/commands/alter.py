@@ -30,6 +30,7 @@ from ...kernel.table_properties import normalize_properties
 from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool
 from ..read.parquet import read_snapshot, spark_schema
 from ..write.constraints import CONSTRAINT_PREFIX
+from ..write.identity import identity_columns
 from ..write.schema import delta_schema_json, new_table_schema
 
 TYPE_WIDENING_PROPERTY = "delta.enableTypeWidening"
@@ -200,6 +201,11 @@ def change_type(table: Table, path: list[str], new_type: DataType) -> CommandRes
     Data files keep their old types; readers widen them as they read (Spark's Parquet reader
     does). The change is recorded in the field's ``delta.typeChanges`` metadata."""
     snapshot = table.snapshot()
+    if len(path) == 1 and any(c.name.lower() == path[0].lower() for c in identity_columns(spark_schema(snapshot))):
+        raise DeltaAnalysisException(
+            "ALTER TABLE ALTER COLUMN is not supported for IDENTITY columns.",
+            errorClass="DELTA_IDENTITY_COLUMNS_ALTER_COLUMN_NOT_SUPPORTED",
+        )
     if not is_true(snapshot.configuration, TYPE_WIDENING_PROPERTY):
         raise DeltaAnalysisException(
             f"{table.root}: changing the type of {'.'.join(path)} needs "

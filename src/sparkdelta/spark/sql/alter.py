@@ -1,8 +1,9 @@
 """``ALTER TABLE`` statements on Delta tables, parsed with sqlglot and run by ``alter``.
 
 A statement is taken when its table is ``delta.`/path``` or a name the catalog knows as a
-Delta table; every other ALTER goes to Spark. ``UNSET TBLPROPERTIES`` and ``CLUSTER BY
-NONE`` and ``DROP FEATURE``, which sqlglot does not parse, are recognized by a pattern.
+Delta table; every other ALTER goes to Spark. ``UNSET TBLPROPERTIES``, ``CLUSTER BY
+NONE``, ``DROP FEATURE`` and ``ALTER COLUMN ... SYNC IDENTITY``, which sqlglot does not
+parse, are recognized by a pattern.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from ...exceptions import DeltaAnalysisException
 from ...kernel import Table
 from ..catalog import is_delta_table_name, lookup
 from ..commands import alter
+from ..commands.dml.assignments import attribute_parts
 from ..commands.drop_feature import drop_table_feature
+from ..commands.sync_identity import sync_identity
 from ..paths import normalize_location
 from ..storage import open_table
 from .dialect import DeltaSpark
@@ -26,6 +29,11 @@ _CLUSTER_BY_NONE = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+CLUSTER\s+B
 _DROP_FEATURE = re.compile(
     r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+DROP\s+FEATURE\s+(?P<feature>[`'\"]?[\w-]+[`'\"]?)"
     r"(?P<truncate>\s+TRUNCATE\s+HISTORY)?\s*;?\s*$",
+    re.IGNORECASE,
+)
+_SYNC_IDENTITY = re.compile(
+    r"^\s*ALTER\s+TABLE\s+(?P<table>.+?)\s+(?:ALTER|CHANGE)\s+(?:COLUMN\s+)?(?P<column>`(?:[^`]|``)+`|[\w.]+)"
+    r"\s+SYNC\s+IDENTITY\s*;?\s*$",
     re.IGNORECASE,
 )
 _UNSET = re.compile(
@@ -98,6 +106,13 @@ def run_alter(spark: SparkSession, query: str, statement: exp.Expression | None)
             return False
         feature = dropped.group("feature").strip("`'\"")
         drop_table_feature(spark, open_table(spark, location), feature, bool(dropped.group("truncate")))
+        return True
+    synced = _SYNC_IDENTITY.match(query)
+    if synced:
+        location = _location(spark, exp.to_table(synced.group("table"), dialect=DeltaSpark))
+        if location is None:
+            return False
+        sync_identity(spark, open_table(spark, location), attribute_parts(synced.group("column")))
         return True
     unset = _UNSET.match(query)
     if unset:
