@@ -5,6 +5,7 @@ catches delta-spark's, and each error carries delta-spark's error class: ``getCo
 answers it and the message starts with it (``[DELTA_MISSING_DELTA_TABLE] ...``).
 
 - ``DeltaAnalysisException`` (and its ``DeltaParseException``), ``DeltaIllegalArgumentException``,
+  ``DeltaArithmeticException``,
   ``DeltaUnsupportedOperationException``, ``DeltaRuntimeException`` (and its
   ``DeltaTableFeatureException``), ``DeltaInvariantViolationException``: delta-spark's
   Scala classes, as pyspark exceptions. Each is a ``DeltaError`` too.
@@ -26,6 +27,7 @@ from typing import Any, TypeVar, cast
 
 from pyspark.errors import (
     AnalysisException,
+    ArithmeticException,
     IllegalArgumentException,
     ParseException,
     PySparkException,
@@ -70,6 +72,7 @@ __all__ = [
     "ConcurrentWriteException",
     "DeletionVectorError",
     "DeltaAnalysisException",
+    "DeltaArithmeticException",
     "DeltaConcurrentModificationException",
     "DeltaError",
     "DeltaIllegalArgumentException",
@@ -134,6 +137,11 @@ class DeltaIllegalArgumentException(IllegalArgumentException, DeltaThrowable, Va
 
 class DeltaUnsupportedOperationException(UnsupportedOperationException, DeltaThrowable):
     """An operation Delta cannot perform as asked (delta-spark's name)."""
+
+
+class DeltaArithmeticException(ArithmeticException, DeltaThrowable, ArithmeticError):
+    """A value out of its type's range while writing (delta-spark's name): identity values
+    generated past BIGINT's range. An ``ArithmeticError`` too."""
 
 
 class DeltaRuntimeException(DeltaThrowable):

@@ -24,6 +24,7 @@ from sparkdelta.kernel import (
     UnsupportedFeatureError,
 )
 from sparkdelta.kernel.checkpoint import cleanup_expired_logs
+from sparkdelta.kernel.protocol import lowest_protocol, supported_features
 
 SCHEMA = json.dumps(
     {
@@ -184,3 +185,18 @@ def test_domain_metadata_needs_the_feature_and_system_domains_are_refused(tmp_pa
     with pytest.raises(InvalidTableOperationError, match="delta.rowTracking"):
         with_feature.transaction().commit([DomainMetadata("delta.rowTracking", "{}")], "SET")
     assert table.latest_version() == 0 and with_feature.latest_version() == 0
+
+
+@pytest.mark.parametrize(
+    ("protocol", "column_mapping"),
+    [(Protocol(1, 5), False), (Protocol(1, 6), False), (Protocol(2, 5), True), (Protocol(2, 6), True)],
+)
+def test_a_legacy_writer_version_implies_column_mapping_only_with_reader_version_2(
+    protocol: Protocol, column_mapping: bool
+) -> None:
+    """As delta-spark reads legacy protocols (``implicitlySupportedFeatures``): DESCRIBE DETAIL of a
+    (1, 6) table lists identityColumns and no columnMapping, which reader version 1 cannot have."""
+    features = supported_features(protocol)
+    assert ("columnMapping" in features) == column_mapping
+    assert ("identityColumns" in features) == (protocol.min_writer_version == 6)
+    assert lowest_protocol(features) == (protocol if protocol.min_writer_version == 6 or column_mapping else Protocol(1, 4))

@@ -27,6 +27,7 @@ from .create_table import create_table
 from .deletion_vectors import DeletionVectorDescriptor
 from .errors import CloneTargetExistsError
 from .file_actions import add_actions, remove_actions, storage_path
+from .identity import with_merged_high_water_marks
 from .table import Table
 
 
@@ -121,6 +122,8 @@ def clone(
             list(pool.map(lambda pair: target.storage.copy(*pair), pairs))
     removed = existing.files if existing is not None else pa.table({"size": pa.array([], pa.int64())})
     source_metadata = snapshot.metadata
+    if existing is not None:  # a replaced table's identity values stay used (delta-spark merges the marks)
+        source_metadata = with_merged_high_water_marks(source_metadata, existing.metadata)
     new = create_table(
         target.root,
         source_metadata.schema_string or "",

@@ -24,6 +24,7 @@ from .errors import (
     ProtocolChangedException,
 )
 from .file_paths import canonical_paths
+from .identity import SCHEMA_UPDATE_TAG
 from .parsing import ActionBatch
 from .partitions import typed_partition_values
 from .schema import StructType
@@ -70,7 +71,7 @@ def check_winning_commit(
     where = f"{where} ({operation})"
     if winner.protocol is not None:
         raise ProtocolChangedException(f"{where} and changed the protocol. Retry the operation.")
-    if winner.metadata is not None:
+    if winner.metadata is not None and (writes.changes_metadata or not _moves_identity_marks_only(winner)):
         raise MetadataChangedException(f"{where} and changed the table metadata. Retry the operation.")
 
     winner_is_blind_append = bool((winner.commit_info or {}).get("isBlindAppend", False))
@@ -110,6 +111,14 @@ def check_winning_commit(
             f"{where} and changed domain metadata {sorted(winner_domains & writes.domains)[0]} "
             "that this transaction also changes."
         )
+
+
+def _moves_identity_marks_only(winner: ActionBatch) -> bool:
+    """Whether the winner's metadata change only moved identity high-water marks (its commitInfo
+    says so, as delta-spark's does): a transaction that changes no metadata itself is not
+    affected, since it generated no identity values (a write that does moves the marks)."""
+    tags = (winner.commit_info or {}).get("tags") or {}
+    return str(tags.get(SCHEMA_UPDATE_TAG, "false")).lower() == "true"
 
 
 def _any_read(adds: pa.StructArray, reads: ReadSet, schema: StructType, partition_columns: tuple[str, ...]) -> bool:

@@ -77,6 +77,7 @@ _FIELD_METADATA = {
     "delta.identity.start": "identityColumns",
     "delta.identity.step": "identityColumns",
     "delta.identity.highWaterMark": "identityColumns",
+    "delta.identity.allowExplicitInsert": "identityColumns",
     "CURRENT_DEFAULT": "allowColumnDefaults",
 }
 _TYPES = {"timestamp_ntz": "timestampNtz", "variant": "variantType"}

@@ -54,6 +54,8 @@ KERNEL_READER_FEATURES = frozenset(
 # ``metadata`` binaries), the spec's one writer rule; the engine refuses a session that
 # shreds. Stats hold no bounds for it. Type widening: ALTER COLUMN ... TYPE checks the
 # property and records ``delta.typeChanges`` (``spark/alter.py``); files keep their types.
+# Identity columns: the engine generates the values and moves the high-water marks
+# (``spark/write/identity.py``); RESTORE and CLONE keep marks from going back (``identity.py``).
 KERNEL_WRITER_FEATURES = frozenset(
     {
         "appendOnly",
@@ -65,6 +67,7 @@ KERNEL_WRITER_FEATURES = frozenset(
         "changeDataFeed",
         "generatedColumns",
         "columnMapping",
+        "identityColumns",
         "timestampNtz",
         "domainMetadata",
         "vacuumProtocolCheck",
@@ -92,7 +95,15 @@ def writer_features(protocol: Protocol) -> frozenset[str]:
     """Features a writer of this table must support."""
     if protocol.min_writer_version >= 7:
         return protocol.writer_features or frozenset()
-    return LEGACY_WRITER_FEATURES.get(protocol.min_writer_version, frozenset())
+    return _implied_writer_features(protocol.min_reader_version, protocol.min_writer_version)
+
+
+def _implied_writer_features(reader: int, writer: int) -> frozenset[str]:
+    """The features legacy versions imply, as delta-spark reads them: a writer version gives a
+    reader-writer feature only with the reader version it needs (writer 6 at reader 1 has no
+    column mapping)."""
+    implied = LEGACY_WRITER_FEATURES.get(min(writer, 6), frozenset())
+    return frozenset(f for f in implied if f not in FEATURES or FEATURES[f].min_reader_version <= reader)
 
 
 def _describe(protocol: Protocol) -> str:
@@ -255,7 +266,7 @@ def _requested_features(configuration: dict[str, str]) -> frozenset[str]:
 
 
 def _legacy_features(reader: int, writer: int) -> frozenset[str]:
-    return LEGACY_READER_FEATURES.get(min(reader, 2), frozenset()) | LEGACY_WRITER_FEATURES.get(min(writer, 6), frozenset())
+    return LEGACY_READER_FEATURES.get(min(reader, 2), frozenset()) | _implied_writer_features(reader, writer)
 
 
 def supported_features(protocol: Protocol) -> frozenset[str]:

@@ -2,8 +2,8 @@
 
 The commit removes the files the latest version has and the target lacks, and adds back
 the target's files the latest lacks (with their stats and deletion vectors); the
-target's metadata comes back too, while the protocol never goes down (a table that
-gained a feature keeps it). A file that VACUUM already deleted cannot come back: the
+target's metadata comes back too, but for the identity columns' high-water marks, and the
+protocol never goes down (a table that gained a feature keeps it). A file that VACUUM already deleted cannot come back: the
 restore is refused, naming it, before anything is written.
 """
 
@@ -21,6 +21,7 @@ from .command_result import CommandResult
 from .errors import RestoreFilesMissingError
 from .file_actions import add_actions, remove_actions, storage_path
 from .file_paths import canonical_paths
+from .identity import with_merged_high_water_marks
 from .replay import dv_unique_ids
 from .snapshot import Snapshot
 from .table import Table
@@ -83,8 +84,11 @@ def restore(table: Table, version: int | None = None, timestamp: datetime | str 
         target.size_in_bytes, target.num_files, removed.num_rows, restored.num_rows, removed_size, restored_size
     )
     actions: list[Action] = [*remove_actions(removed, data_change=True), *add_actions(restored)]
-    if target.metadata.to_dict() != latest.metadata.to_dict():
-        actions.insert(0, target.metadata)
+    # The identity columns' high-water marks stay where they are: values generated after the
+    # restored version may still be in the table's future (a RESTORE can be restored away).
+    metadata = with_merged_high_water_marks(target.metadata, latest.metadata)
+    if metadata.to_dict() != latest.metadata.to_dict():
+        actions.insert(0, metadata)
     parameters: dict[str, Any] = {"version": target.version} if version is not None else {"timestamp": str(timestamp)}
     transaction = table.transaction(read_snapshot=latest)
     transaction.mark_read_whole_table()

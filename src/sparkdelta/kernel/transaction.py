@@ -139,11 +139,13 @@ class Transaction:
         operation_parameters: dict[str, Any] | None = None,
         operation_metrics: dict[str, Any] | None = None,
         user_metadata: str | None = None,
+        tags: dict[str, str] | None = None,
     ) -> CommitResult:
         """Write the actions as the next version; retry past non-conflicting winners.
 
         A metadata action that needs more than the protocol supports carries the protocol
-        upgrade in the same commit (as delta-spark's transactions do).
+        upgrade in the same commit (as delta-spark's transactions do). ``tags`` go to the
+        commitInfo's ``tags`` (delta-spark's, e.g. ``delta.identity.schemaUpdate``).
         """
         actions = self._with_prepared_metadata(actions)
         protocol = next((a for a in actions if isinstance(a, Protocol)), None)
@@ -195,6 +197,7 @@ class Transaction:
             "isolationLevel": self.isolation_level.value,
             "isBlindAppend": blind_append,
             "operationMetrics": {k: str(v) for k, v in (operation_metrics or {}).items()},
+            **({"tags": dict(tags)} if tags else {}),
             "engineInfo": ENGINE_INFO,
             "txnId": self.txn_id,
         }

@@ -42,6 +42,9 @@ AUTO_COMPACT_MAX_FILE_SIZE = Setting("spark.databricks.delta.autoCompact.maxFile
 TXN_APP_ID = Setting[str | None]("spark.databricks.delta.write.txnAppId", None)
 TXN_VERSION = Setting[int | None]("spark.databricks.delta.write.txnVersion", None)
 TXN_VERSION_AUTO_RESET = Setting("spark.databricks.delta.write.txnVersion.autoReset.enabled", False)
+# Identity columns: whether tables may have them, and whether SYNC IDENTITY may lower a high-water mark.
+IDENTITY_COLUMNS_ENABLED = Setting("spark.databricks.delta.identityColumn.enabled", True)
+SYNC_IDENTITY_LOWERS_MARK = Setting("spark.databricks.delta.identityColumn.allowSyncIdentityToLowerHighWaterMark.enabled", False)
 
 # (table property, session setting) pairs: the property wins, else the setting.
 OPTIMIZE_WRITE = ("delta.autoOptimize.optimizeWrite", Setting("spark.databricks.delta.optimizeWrite.enabled", False))

@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from sparkdelta.builder import DeltaTableBuilder, IdentityGenerator
+from sparkdelta.builder import DeltaTableBuilder
 from sparkdelta.exceptions import (
     DeltaAnalysisException,
     DeltaInvariantViolationException,
@@ -154,21 +154,6 @@ def test_features_we_cannot_write_are_refused_by_name(spark: SparkSession, tmp_p
     with pytest.raises(UnsupportedFeatureError, match=f"table feature\\(s\\) {feature}"):
         spark.range(3).write.format("delta").option(key, "true").save(path)
     assert _state(path) == (None, [])
-
-
-def test_a_table_with_identity_columns_is_refused_by_name(spark: SparkSession, tmp_path: Path) -> None:
-    path = str(tmp_path / "t")
-    identity = {"delta.identity.start": 1, "delta.identity.step": 1, "delta.identity.allowExplicitInsert": False}
-    schema = json.dumps({"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": identity}]})
-    # Written by hand: our own writer refuses to create such a table.
-    log = Path(path) / "_delta_log"
-    log.mkdir(parents=True)
-    lines = [{"protocol": Protocol(1, 6).to_dict()}, {"metaData": Metadata("m", schema, (), {}, created_time=1).to_dict()}]
-    (log / f"{0:020d}.json").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    before = _state(path)
-    with pytest.raises(UnsupportedFeatureError, match="identityColumns"):
-        spark.range(3).write.format("delta").mode("append").save(path)
-    assert _state(path) == before
 
 
 def test_invariants_in_the_schema_are_enforced(spark: SparkSession, tmp_path: Path) -> None:
@@ -601,10 +586,6 @@ def test_the_create_table_command_reports_its_commit(spark: SparkSession, tmp_pa
 
 def test_builder_refusals(spark: SparkSession, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    with pytest.raises(DeltaAnalysisException, match="identity columns"):
-        DeltaTableBuilder(spark, "create").location(path).addColumn("id", "BIGINT", generatedAlwaysAs=IdentityGenerator())
-    with pytest.raises(DeltaAnalysisException, match="identity columns"):
-        DeltaTableBuilder(spark, "create").location(path).addColumn("id", "BIGINT", generatedByDefaultAs=IdentityGenerator(1, 2))
     with pytest.raises(InvalidTableOperationError, match="both partitioned and clustered"):
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").addColumn("v", "INT").partitionedBy(
             "v"

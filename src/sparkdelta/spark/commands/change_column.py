@@ -43,6 +43,7 @@ from ...exceptions import DeltaAnalysisException
 from ...kernel import Snapshot, Table
 from ...kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ...kernel.features import GENERATION_EXPRESSION, is_true
+from ...kernel.identity import is_identity
 from ...kernel.protocol import writer_features
 from ..read.field_metadata import IDENTITY_INFO_START, read_schema
 from ..read.parquet import spark_schema
@@ -312,6 +313,11 @@ def _verify(spark: SparkSession, snapshot: Snapshot, schema: StructType, change:
     path = change.path
     if change.new_type is None:
         return
+    if len(path) == 1 and is_identity(change.field.metadata, change.field.name) and change.new_type != change.field.dataType:
+        raise DeltaAnalysisException(
+            "ALTER TABLE ALTER COLUMN is not supported for IDENTITY columns.",
+            errorClass="DELTA_IDENTITY_COLUMNS_ALTER_COLUMN_NOT_SUPPORTED",
+        )
     old_type = change.field.dataType
     enabled, widening = is_true(snapshot.configuration, TYPE_WIDENING_PROPERTY), widens(old_type, change.new_type)
     if not enabled or not widening:
@@ -521,19 +527,4 @@ def set_default_refused(table: Table) -> DeltaAnalysisException:
     )
 
 
-def sync_identity_refused(table: Table, path: Sequence[str]) -> DeltaAnalysisException:
-    """``ALTER COLUMN c SYNC IDENTITY``: refused as delta-spark refuses it for a column that is not
-    an identity column; refused by name for one that is (sparkdelta does not write identity columns)."""
-    _, field = _locate(spark_schema(table.snapshot()), path)
-    if IDENTITY_INFO_START not in field.metadata:
-        return DeltaAnalysisException(
-            "ALTER TABLE ALTER COLUMN SYNC IDENTITY cannot be called on non IDENTITY columns.",
-            errorClass="DELTA_IDENTITY_COLUMNS_ALTER_NON_IDENTITY_COLUMN",
-        )
-    return DeltaAnalysisException(
-        f"{table.root}: ALTER TABLE ... ALTER COLUMN ... SYNC IDENTITY is not supported by sparkdelta, "
-        "which does not write identity columns"
-    )
-
-
-__all__ = ["ColumnChange", "change_columns", "set_default_refused", "sync_identity_refused"]
+__all__ = ["ColumnChange", "change_columns", "set_default_refused"]

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from ...exceptions import DeltaAnalysisException
-from ...kernel import CommitResult, Snapshot, Table, TableNotFoundError
+from ...kernel import CommitResult, Snapshot, Table, TableNotFoundError, UnsupportedFeatureError
 from ...kernel.clustering import clustering_columns
 from ...kernel.command_result import CommandResult
 from ...kernel.create_table import NewTable
@@ -31,11 +31,12 @@ from ...kernel.features import GENERATION_EXPRESSION
 from ...kernel.file_actions import remove_actions
 from ...kernel.protocol import require_writable
 from .. import catalog
-from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool, property_defaults
+from ..conf import ALLOW_ARBITRARY_PROPERTIES, IDENTITY_COLUMNS_ENABLED, get_bool, property_defaults
 from ..paths import normalize_location
 from ..storage import open_table
 from ..write.dataframe import refuse_data_outside_a_table
 from ..write.generated import validate_generated_columns
+from ..write.identity import check_identity_columns, check_identity_definition, identity_columns, identity_metadata
 from ..write.schema import bare, delta_schema_json
 
 MODES = ("create", "createIfNotExists", "replace", "createOrReplace")
@@ -51,8 +52,9 @@ _OPERATIONS = {
 class TableSpec:
     """The table to create: delta-spark's ``CatalogTable`` and save mode, as both surfaces give them.
 
-    ``columns`` carry NOT NULL, comments (metadata ``comment``) and generation expressions
-    (``delta.generationExpression``); ``properties`` are the user's, before the session's
+    ``columns`` carry NOT NULL, comments (metadata ``comment``), generation expressions
+    (``delta.generationExpression``) and identity definitions (``delta.identity.*``);
+    ``properties`` are the user's, before the session's
     ``spark.databricks.delta.properties.defaults.*``.
     """
 
@@ -83,14 +85,38 @@ class CreateTableResult(CommandResult):
     name: str | None
 
 
-def column(name: str, data_type: DataType, nullable: bool, generated_always_as: str | None, comment: str | None) -> StructField:
-    """A column as both surfaces declare it: its generation expression and comment in its metadata."""
+@dataclass(frozen=True)
+class Identity:
+    """An identity column's definition: ``GENERATED ALWAYS`` or ``BY DEFAULT AS IDENTITY (START
+    WITH start INCREMENT BY step)``."""
+
+    start: int = 1
+    step: int = 1
+    always: bool = True
+
+
+def column(
+    name: str,
+    data_type: DataType,
+    nullable: bool,
+    generated_always_as: str | None,
+    comment: str | None,
+    identity: Identity | None = None,
+) -> StructField:
+    """A column as both surfaces declare it: its generation expression or identity definition, and
+    comment, in its metadata. An identity definition is checked here, as delta-spark's column
+    builder checks it."""
     metadata: dict[str, Any] = {}
+    if identity is not None:
+        metadata.update(identity_metadata(identity.start, identity.step, not identity.always))
     if generated_always_as is not None:
         metadata[GENERATION_EXPRESSION] = generated_always_as
     if comment is not None:
         metadata["comment"] = comment
-    return StructField(name, data_type, nullable, metadata)
+    field = StructField(name, data_type, nullable, metadata)
+    if identity is not None:
+        check_identity_definition(field)
+    return field
 
 
 def with_column(columns: tuple[StructField, ...], added: StructField) -> tuple[StructField, ...]:
@@ -198,6 +224,14 @@ def _new_table(spark: SparkSession, spec: TableSpec, target: _Target, snapshot: 
         raise DeltaAnalysisException(f"{target.label}: partition column(s) {', '.join(unknown)} are not columns of the table")
     if spec.partition_columns and len(spec.partition_columns) == len(spec.columns):
         raise DeltaAnalysisException(f"{target.label}: a table cannot use all of its columns as partition columns")
+    if identity_columns(schema) and not get_bool(spark, IDENTITY_COLUMNS_ENABLED):
+        raise UnsupportedFeatureError(
+            f"{target.label}: the table requires writer table feature(s) that are unsupported while "
+            f"{IDENTITY_COLUMNS_ENABLED.key} is false: identityColumns",
+            frozenset({"identityColumns"}),
+            error_class="DELTA_UNSUPPORTED_FEATURES_FOR_WRITE",
+        )
+    check_identity_columns(schema, spec.partition_columns, target.label)
     validate_generated_columns(spark, schema, target.label)
     by_name = {f.name.lower(): f.name for f in spec.columns}
     clustered = bool(spec.clustering_columns) or (snapshot is not None and bool(clustering_columns(snapshot)))

@@ -403,7 +403,7 @@ def _rewrite(
         count = max(1, math.ceil(total / target))
         rows = _with_curve_key(rows, z_order, hilbert)
         rows = rows.repartitionByRange(count, F.col(_BIN), F.col(_Z)).sortWithinPartitions(F.col(_Z))
-    adds = write_table_files(rows.select(*columns), snapshot, data_change=False)
+    adds = write_table_files(rows.select(*columns), snapshot, data_change=False).adds
     empty = [a for a, rows in zip(adds, record_counts(adds), strict=True) if rows == 0]
     remove_unreferenced(snapshot.storage, snapshot.table_root, empty)
     return [a for a in adds if a not in empty]

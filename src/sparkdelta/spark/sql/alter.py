@@ -26,10 +26,11 @@ from ...exceptions import DeltaAnalysisException, DeltaParseException
 from ...kernel import Table
 from ..catalog import is_delta_table_name, lookup, qualified_name
 from ..commands import alter
-from ..commands.change_column import ColumnChange, change_columns, set_default_refused, sync_identity_refused
+from ..commands.change_column import ColumnChange, change_columns, set_default_refused
 from ..commands.column_names import quoted
 from ..commands.drop_feature import drop_table_feature
 from ..commands.properties import set_properties, unset_properties
+from ..commands.sync_identity import sync_identity
 from ..commands.table_location import check_set_location, refuse_rename_of_path
 from ..paths import normalize_location
 from ..storage import open_table
@@ -224,6 +225,11 @@ def run_alter(
     actions = statement.args.get("actions") or []
     if table_ref.args.get("partition") is not None:
         _refuse_partition_spec(spark, table_ref, actions)
+    synced = [a for a in actions if isinstance(a, ColumnSpec) and a.args.get("sync_identity")]
+    if synced:
+        for action in synced:
+            sync_identity(spark, table, [p.name for p in action.expressions])
+        return True
     if actions and all(isinstance(a, (ColumnSpec, HiveChangeColumn)) for a in actions):
         change_columns(spark, table, [_column_change(spark, table, a) for a in actions], _shown_name(spark, table_ref))
         return True
@@ -288,8 +294,6 @@ def _column_change(spark: SparkSession, table: Table, action: exp.Expression) ->
         return ColumnChange(path, data_type, comment, None, first, after)
     if action.args.get("default") is not None:
         raise set_default_refused(table)
-    if action.args.get("sync_identity"):
-        raise sync_identity_refused(table, path)
     nullable = action.args.get("nullable")
     change = ColumnChange(
         path,

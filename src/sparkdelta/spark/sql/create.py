@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
 from ..catalog import DELTA_PROVIDER, delta_entry, lookup, register
-from ..commands.create_table import TableSpec, column, create_table, with_column
+from ..commands.create_table import Identity, TableSpec, column, create_table, with_column
 from ..named_tables import save_as_table
 from ..options import DeltaOptions
 from ..paths import normalize_location
@@ -104,16 +104,36 @@ class CreateTableStatement:
         return "createIfNotExists" if self.if_not_exists else "create"
 
 
+def _identity(kind: exp.GeneratedAsIdentityColumnConstraint, name: str) -> Identity:
+    """``GENERATED ALWAYS | BY DEFAULT AS IDENTITY [(START WITH n] [INCREMENT BY n)]``; both default to 1."""
+    unsupported = [k for k, v in kind.args.items() if k not in ("this", "start", "increment", "on_null") and v]
+    if unsupported or kind.args.get("on_null"):
+        raise DeltaAnalysisException(f"column {name}: unsupported identity option {kind.sql(dialect='spark')}")
+
+    def number(key: str) -> int:
+        node = kind.args.get(key)
+        if node is None:
+            return 1
+        try:
+            return int(node.sql(dialect=DeltaSpark))
+        except ValueError:
+            raise DeltaAnalysisException(f"column {name}: {key.upper()} of an identity column must be an integer") from None
+
+    if number("increment") == 0:  # Spark's parser refuses it, before delta-spark sees the column
+        raise DeltaAnalysisException("IDENTITY column step cannot be 0.", errorClass="IDENTITY_COLUMNS_ILLEGAL_STEP")
+    return Identity(number("start"), number("increment"), always=bool(kind.this))
+
+
 def _column(column_def: exp.ColumnDef) -> StructField:
-    nullable, generated, comment = True, None, None
+    nullable, generated, comment, identity = True, None, None, None
     for constraint in column_def.args.get("constraints") or []:
         kind = constraint.args.get("kind")
         if isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
             nullable = False
         elif isinstance(kind, exp.ComputedColumnConstraint):
             generated = kind.this.sql(dialect=DeltaSpark)
-        elif isinstance(kind, (exp.GeneratedAsIdentityColumnConstraint,)):
-            raise DeltaAnalysisException(f"column {column_def.name}: identity columns are not supported yet")
+        elif isinstance(kind, exp.GeneratedAsIdentityColumnConstraint):
+            identity = _identity(kind, column_def.name)
         elif isinstance(kind, exp.CommentColumnConstraint):
             comment = _literal(kind.this)
         else:
@@ -121,7 +141,7 @@ def _column(column_def: exp.ColumnDef) -> StructField:
                 f"column {column_def.name}: unsupported column constraint {constraint.sql(dialect='spark')}"
             )
     data_type = _parse_datatype_string(column_def.args["kind"].sql(dialect=DeltaSpark))
-    return column(column_def.name, data_type, nullable, generated, comment)
+    return column(column_def.name, data_type, nullable, generated, comment, identity)
 
 
 def _columns(fields: Iterable[StructField]) -> tuple[StructField, ...]:

@@ -21,9 +21,9 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 from urllib.parse import unquote
@@ -50,6 +50,7 @@ from ...kernel.column_mapping import mapping_mode
 from ...kernel.create_table import create_table, overwrite_schema
 from ...kernel.features import metadata_features
 from ...kernel.file_actions import file_paths, remove_actions
+from ...kernel.identity import marks_committed
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.protocol import require_writable
 from ...kernel.scan import num_records
@@ -75,17 +76,19 @@ from .column_mapping import physical_name, to_physical
 from .constraints import Constraint, enforce, table_constraints, violation
 from .generated import generated_checks
 from .idempotent import AppTransaction, already_committed, app_transaction, set_transaction
+from .identity import identity_bounds, identity_overflow, missing_identity_columns, refuse_explicit_insert, with_identity_values
 from .overwrite import files_in_partitions, files_to_replace
 from .post_commit import run_post_commit_hooks
 from .schema import aligned as aligned_rows
 from .schema import check_schema, delta_schema_json, merge_schemas, new_table_schema
-from .stats import file_stats
+from .stats import column_bounds, file_stats
 
 __all__ = [
     "CHANGE_DATA_DIR",
     "CHANGE_TYPE_COLUMN",
     "DeltaAnalysisException",
     "WriteResult",
+    "WrittenFiles",
     "discard_uncommitted",
     "keep_uncommitted",
     "record_counts",
@@ -145,16 +148,24 @@ class _Layout:
     time_zone: str
     optimize_write: bool
     max_records_per_file: int | None = None
+    # Identity columns whose written values move their high-water marks: (physical, logical) names.
+    tracked: tuple[tuple[str, str], ...] = ()
 
 
 _WRITE_SHREDDING = "spark.sql.variant.writeShredding.enabled"
 
 
 def _layout(
-    spark: SparkSession, schema: StructType, metadata: Metadata, where: str, options: DeltaOptions | None = None
+    spark: SparkSession,
+    schema: StructType,
+    metadata: Metadata,
+    where: str,
+    options: DeltaOptions | None = None,
+    tracked: Collection[str] = (),
 ) -> _Layout:
     """How a write lays out its files; a write's ``optimizeWrite`` option wins over the table's
-    property and the session. Refuses a session that would shred variants, which a table
+    property and the session. ``tracked``: identity columns whose high-water marks the
+    written values move. Refuses a session that would shred variants, which a table
     without the ``variantShredding`` feature must not hold (PROTOCOL.md)."""
     if "variantType" in metadata_features(metadata) and str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() != "false":
         raise DeltaAnalysisException(
@@ -175,22 +186,35 @@ def _layout(
         str(spark.conf.get("spark.sql.session.timeZone", "UTC")),
         optimize_write,
         options.max_records_per_file if options is not None else None,
+        tuple((physical_name(by_name[c.lower()]), by_name[c.lower()].name) for c in tracked),
     )
 
 
 _REMOTE_MOVES = 16  # concurrent server-side copies when placing a write's files in an object store
 
 
-def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, data_change: bool) -> list[AddFile]:
+@dataclass(frozen=True)
+class WrittenFiles:
+    """New data files as add actions, and the bounds of the tracked identity columns' values in
+    them (logical name: (min, max); a column all null in every file is absent)."""
+
+    adds: list[AddFile]
+    identity_bounds: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, data_change: bool) -> WrittenFiles:
     """Write ``df`` (physical columns) with Spark into the table and describe the new files as add actions.
 
     Spark writes into a private staging folder under the root, through the Hadoop file
     system for the root's scheme; each file is then moved to its place (a rename on disk,
-    a server-side copy on an object store) and described from its footer.
+    a server-side copy on an object store) and described from its footer, which also gives
+    the bounds of the tracked identity columns.
     """
     staging = f"{root}/{STAGING_DIR}/{uuid.uuid4()}"
     adds: list[AddFile] = []
     moved: list[str] = []
+    tracked = dict(layout.tracked)
+    bounds: list[dict[str, tuple[Any, Any] | None]] = []
     now = int(time.time() * 1000)
     try:
         if layout.optimize_write:
@@ -211,7 +235,10 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
             target = f"{root}/{relative}"
             moved.append(target)  # before the move: one that fails may have copied already
             storage.move(staged.path, target)
-            stats, _ = file_stats(parquet_metadata(storage, target, staged.size), layout.indexed, target)
+            footer = parquet_metadata(storage, target, staged.size)
+            stats, _ = file_stats(footer, layout.indexed, target)
+            if tracked:
+                bounds.append(column_bounds(footer, set(tracked)))
             relative_dir = relative.rpartition("/")[0]
             partition_values = _partition_values(relative_dir, layout.timestamp_partitions, layout.time_zone)
             return AddFile(log_path(relative), partition_values, staged.size, now, data_change, stats)
@@ -233,7 +260,7 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
         raise
     finally:
         _remove_staging(storage, staging)
-    return adds
+    return WrittenFiles(adds, identity_bounds(bounds, tracked, root))
 
 
 def _data_file(name: str) -> bool:
@@ -459,29 +486,39 @@ def _write(
             errorClass="DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE",
         )
 
+    refuse_explicit_insert(schema, df.columns)
+    generated = missing_identity_columns(schema, df.columns)
+    numbered = with_identity_values(df, schema, dict.fromkeys(generated))
+    df = numbered.rows
     transaction = table.transaction(read_snapshot=snapshot)
     data = aligned_rows(df, schema)
     checks = table_constraints(schema, configuration) + generated_checks(schema, {c.lower() for c in df.columns})
     replaced: pa.Table | None = None
+    kept: DataFrame | None = None  # rows of replaced files that stay, when written apart
     if replace_where and snapshot is not None:
         checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
         replaced, kept_rows = files_to_replace(df.sparkSession, snapshot, replace_where)
         transaction.mark_files_read(file_paths(replaced))
         if kept_rows is not None:
-            data = enforce(data, checks).unionByName(enforce(kept_rows, table_constraints(schema, configuration)))
-            checks = []
+            kept = enforce(kept_rows, table_constraints(schema, configuration))
+            if not generated:  # else apart: kept values must not move the identity marks
+                data, checks, kept = enforce(data, checks).unionByName(kept), [], None
     rows = enforce(data, checks)
-    if mapping_mode(configuration) != "none":
-        rows = to_physical(rows, schema)
-    try:
-        adds = _write_files(
-            rows, table.storage, table.root, _layout(df.sparkSession, schema, metadata, where, options), data_change
-        )
-    except Exception as exc:
-        found = violation(exc, where)
-        if found is None:
+    layout = _layout(df.sparkSession, schema, metadata, where, options, tracked=generated)
+    written = _write_job(rows, table.storage, table.root, layout, data_change, schema, configuration)
+    adds = written.adds
+    if kept is not None:
+        try:
+            adds = (
+                adds
+                + _write_job(
+                    kept, table.storage, table.root, replace(layout, tracked=()), data_change, schema, configuration
+                ).adds
+            )
+        except BaseException:
+            remove_unreferenced(table.storage, table.root, adds)
             raise
-        raise found from exc
+    numbered.written()
 
     removes: list[RemoveFile] = []
     if snapshot is not None and mode_name == "Overwrite":
@@ -494,7 +531,7 @@ def _write(
         else:
             transaction.mark_read_whole_table()
         removes = remove_actions(targets, data_change)
-    actions = list(plan.actions)
+    actions, tags = marks_committed(plan.actions, metadata, written.identity_bounds)
     if txn is not None:
         actions.append(set_transaction(df.sparkSession, transaction, txn))
     num_rows = sum(record_counts(adds))
@@ -514,6 +551,7 @@ def _write(
                 "numRemovedFiles": len(removes),
             },
             user_metadata=options.user_metadata or get_str(df.sparkSession, USER_METADATA),
+            tags=tags,
         )
     except BaseException:
         discard_uncommitted(transaction, table.storage, table.root, adds)
@@ -522,9 +560,35 @@ def _write(
     return WriteResult(result.version, len(adds), num_rows)
 
 
+def _write_job(
+    rows: DataFrame,
+    storage: Storage,
+    root: str,
+    layout: _Layout,
+    data_change: bool,
+    schema: StructType,
+    configuration: dict[str, str],
+) -> WrittenFiles:
+    """``_write_files`` of rows in the table's logical columns; a row failing a check inside
+    the job raises the check's error (a constraint, an identity value overflowing)."""
+    if mapping_mode(configuration) != "none":
+        rows = to_physical(rows, schema)
+    try:
+        return _write_files(rows, storage, root, layout, data_change)
+    except Exception as exc:
+        found = violation(exc, root) or identity_overflow(exc, root)
+        if found is None:
+            raise
+        raise found from exc
+
+
 def write_table_files(
-    df: DataFrame, snapshot: Snapshot, data_change: bool = True, metadata: Metadata | None = None
-) -> list[AddFile]:
+    df: DataFrame,
+    snapshot: Snapshot,
+    data_change: bool = True,
+    metadata: Metadata | None = None,
+    tracked: Collection[str] = (),
+) -> WrittenFiles:
     """Write ``df`` (the table's columns, by name) as new data files of ``snapshot``'s table, uncommitted.
 
     For commands that build their own commit (DELETE, UPDATE, MERGE): rows get the
@@ -532,22 +596,15 @@ def write_table_files(
     column is checked inside the write job. A violation raises
     ``DeltaInvariantViolationException``; the caller commits the returned adds or
     deletes them with ``remove_unreferenced``. ``metadata`` is one the same commit sets (a
-    MERGE's evolved schema), else the snapshot's.
+    MERGE's evolved schema), else the snapshot's. ``tracked``: identity columns whose bounds
+    in the new files the caller commits as high-water marks (a MERGE that generated values).
     """
     metadata = metadata or snapshot.metadata
     schema = StructType.fromJson(metadata.schema.to_json())
     checks = table_constraints(schema, metadata.configuration) + generated_checks(schema, {c.lower() for c in df.columns})
     rows = enforce(aligned_rows(df, schema), checks)
-    if mapping_mode(metadata.configuration) != "none":
-        rows = to_physical(rows, schema)
-    try:
-        layout = _layout(df.sparkSession, schema, metadata, snapshot.table_root)
-        return _write_files(rows, snapshot.storage, snapshot.table_root, layout, data_change)
-    except Exception as exc:
-        found = violation(exc, snapshot.table_root)
-        if found is None:
-            raise
-        raise found from exc
+    layout = _layout(df.sparkSession, schema, metadata, snapshot.table_root, tracked=tracked)
+    return _write_job(rows, snapshot.storage, snapshot.table_root, layout, data_change, schema, metadata.configuration)
 
 
 def write_change_files(df: DataFrame, snapshot: Snapshot, metadata: Metadata | None = None) -> list[AddCDCFile]:
@@ -564,7 +621,7 @@ def write_change_files(df: DataFrame, snapshot: Snapshot, metadata: Metadata | N
         rows = to_physical(rows, schema)
     root = f"{snapshot.table_root}/{CHANGE_DATA_DIR}"
     written = _write_files(rows, snapshot.storage, root, _layout(df.sparkSession, table_schema, metadata, root), False)
-    return [AddCDCFile(f"{CHANGE_DATA_DIR}/{a.path}", a.partition_values, a.size) for a in written]
+    return [AddCDCFile(f"{CHANGE_DATA_DIR}/{a.path}", a.partition_values, a.size) for a in written.adds]
 
 
 def discard_uncommitted(transaction: Transaction, storage: Storage, root: str, written: Sequence[AddFile | AddCDCFile]) -> None:

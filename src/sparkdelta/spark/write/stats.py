@@ -161,3 +161,32 @@ def file_stats(metadata: pq.FileMetaData, indexed: set[tuple[str, ...]], path: s
     stats_json = {"numRecords": metadata.num_rows, "minValues": mins, "maxValues": maxs, "nullCount": nulls}
     text = json.dumps(stats_json, separators=(",", ":"), ensure_ascii=False)
     return _TAGGED_DECIMAL.sub(r"\1", text), metadata.num_rows
+
+
+def column_bounds(metadata: pq.FileMetaData, names: set[str]) -> dict[str, tuple[Any, Any] | None]:
+    """The min and max of each top-level primitive column in ``names`` (physical names) over
+    the file's row groups, from their footer statistics. A column whose values are all null
+    is left out; one with values but a chunk without statistics maps to None (unknown)."""
+    top = [field.name for field in metadata.schema.to_arrow_schema() for _ in _leaf_paths(field.type, (field.name,))]
+    bounds: dict[str, tuple[Any, Any] | None] = {}
+    for group_index in range(metadata.num_row_groups):
+        group = metadata.row_group(group_index)
+        for i in range(group.num_columns):
+            name = top[i]
+            if name not in names or (name in bounds and bounds[name] is None):
+                continue
+            chunk = group.column(i)
+            stats = chunk.statistics
+            if stats is None or not stats.has_min_max:
+                # pyarrow-stubs misspell ``has_null_count`` (hash_null_count).
+                null_count = stats.null_count if stats is not None and stats.has_null_count else None  # type: ignore[attr-defined]
+                if null_count is None or chunk.num_values > null_count:
+                    bounds[name] = None
+                continue
+            low: Any = stats.min
+            high: Any = stats.max
+            known = bounds.get(name)
+            if known is not None:
+                low, high = min(known[0], low), max(known[1], high)
+            bounds[name] = (low, high)
+    return bounds

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from types import TracebackType
 from typing import Any, cast
 
@@ -57,6 +57,7 @@ from ....kernel import skipping as S
 from ....kernel.actions import Action
 from ....kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ....kernel.file_actions import file_paths, remove_actions
+from ....kernel.identity import marks_committed
 from ....kernel.protocol import require_writable
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...conf import USER_METADATA, get_str
@@ -293,6 +294,7 @@ class DmlCommit:
         self._started = time.monotonic()
         self._written: list[AddFile | AddCDCFile] = []
         self._dv_files: list[str] = []
+        self._identity_bounds: dict[str, tuple[int, int]] = {}
 
     def __enter__(self) -> DmlCommit:
         return self
@@ -349,9 +351,17 @@ class DmlCommit:
         self.metrics["numRemovedBytes"] += int(pc.sum(files.column("size")).as_py() or 0)
         self.metrics["numDeletionVectorsRemoved"] += files.num_rows - files.column(DELETION_VECTOR).null_count
 
-    def add_rows(self, rows: DataFrame) -> list[AddFile]:
-        """Write ``rows`` (the table's columns, by name) as new data files; constraints checked in the job."""
-        written = write_table_files(rows, self.snapshot, metadata=self._metadata)
+    def add_rows(self, rows: DataFrame, tracked: Collection[str] = ()) -> list[AddFile]:
+        """Write ``rows`` (the table's columns, by name) as new data files; constraints checked in the job.
+
+        ``tracked``: identity columns the rows got generated values for; the commit moves
+        their high-water marks past every value written here (as delta-spark's MERGE does).
+        """
+        files = write_table_files(rows, self.snapshot, metadata=self._metadata, tracked=tracked)
+        written = files.adds
+        for name, (low, high) in files.identity_bounds.items():
+            known = self._identity_bounds.get(name, (low, high))
+            self._identity_bounds[name] = (min(known[0], low), max(known[1], high))
         self._written.extend(written)
         # Spark writes a file even for no rows; an empty file adds nothing to the table.
         adds = [a for a, rows in zip(written, record_counts(written), strict=True) if rows > 0]
@@ -400,11 +410,11 @@ class DmlCommit:
         all_metrics = {**self.metrics, **(metrics or {})}
         all_metrics["executionTimeMs"] = int((time.monotonic() - self._started) * 1000)
         try:
-            actions = self.actions
+            actions, tags = marks_committed(self.actions, self._metadata, self._identity_bounds)
             if self._txn is not None:
                 actions = [set_transaction(self.spark, self.transaction, self._txn), *actions]
             user_metadata = get_str(self.spark, USER_METADATA)  # delta-spark records it on every commit
-            commit = self.transaction.commit(actions, self.operation, self.parameters, all_metrics, user_metadata)
+            commit = self.transaction.commit(actions, self.operation, self.parameters, all_metrics, user_metadata, tags)
             return CommandResult(commit, all_metrics)
         except BaseException:
             self.abort()

@@ -46,6 +46,7 @@ from ....kernel import Snapshot
 from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from ...conf import MERGE_MATERIALIZE_SOURCE, get_str
 from ...read.parquet import read_files
+from ...write.identity import with_identity_values
 from .common import (
     CHANGE_TYPE_COLUMN,
     FILE_PATH_COLUMN,
@@ -63,6 +64,7 @@ from .merge_plan import (
     MergePlan,
     action_column,
     first_clause,
+    numbering,
     output_columns,
     quoted,
     resolve,
@@ -205,7 +207,10 @@ def _write_inserts(dml: DmlCommit, plan: MergePlan, sources: DataFrame, counts: 
     observation = Observation("merge_inserts")
     rows = sources.withColumn(ACTION, first_clause(plan.not_matched, DROP)).observe(observation, *_code_counts(plan))
     rows = rows.where(F.col(ACTION) != DROP).select(*output_columns(plan, copies=False), F.col(ACTION))
-    dml.add_rows(_partitioned(with_generated(plan, rows).drop(ACTION), dml.snapshot))
+    numbered = numbering(plan)
+    inserted = with_identity_values(with_generated(plan, rows), plan.schema, numbered)
+    dml.add_rows(_partitioned(inserted.rows.drop(ACTION), dml.snapshot), tracked=list(numbered))
+    inserted.written()
     # Lost only when no row was written: every row was dropped, and drops are not counted.
     counts.add(plan, _by_code(observation, dict))
 
@@ -320,14 +325,17 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
         columns += [plan.old_value(f).alias(f"{_OLD}{i}") for i, f in enumerate(plan.schema.fields)]
     if addressed:
         columns += [F.col(FILE_PATH_COLUMN), F.col(ROW_INDEX_COLUMN)]
-    staged = with_generated(plan, frame.select(*columns))
+    numbered = numbering(plan)
+    generated = with_identity_values(with_generated(plan, frame.select(*columns)), plan.schema, numbered)
+    staged = generated.rows
     names = [F.col(quoted(f.name)) for f in plan.schema.fields]
     removed = [DROP, *_codes(plan, "delete")]
     if not addressed:  # one job: the write, counting actions as it goes
         observation = Observation("merge_rows")
         staged = staged.observe(observation, *_code_counts(plan))
         dml.remove_files(touched)
-        dml.add_rows(_partitioned(staged.where(~F.col(ACTION).isin(removed)).select(*names), dml.snapshot))
+        dml.add_rows(_partitioned(staged.where(~F.col(ACTION).isin(removed)).select(*names), dml.snapshot), list(numbered))
+        generated.written()
         # Lost when every row was deleted: the deletes are counted again then.
         counts.add(plan, _by_code(observation, lambda: _count_by_code(staged)))
         _correct_deletes(counts, extra)
@@ -343,9 +351,10 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
         else:
             dml.remove_files(touched)
             written = staged.where(~F.col(ACTION).isin(removed))
-        dml.add_rows(_partitioned(written.select(*names), dml.snapshot))
-        if changes:
+        dml.add_rows(_partitioned(written.select(*names), dml.snapshot), list(numbered))
+        if changes:  # from the same cached rows: their identity values are the ones written
             dml.add_changes(_change_rows(plan, staged, names, dedupe=extra > 0))
+        generated.written()
     finally:
         staged.unpersist()
 

@@ -18,6 +18,8 @@ clause, the source's new columns and struct fields are added at the end; an ``up
 keeps target columns the source lacks, an ``insertAll`` leaves them null. Struct values
 are matched to the table's struct fields by name, at any depth. Generated columns a
 clause does not set are computed from the row's new values; set ones are checked on write.
+Identity columns an insert clause does not set are generated (``numbering``); no clause
+may set a ``GENERATED ALWAYS`` one, and no update clause any identity column.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ....kernel import Metadata, Protocol, Snapshot, metadata_change
 from ....kernel.features import GENERATION_EXPRESSION
 from ...conf import SCHEMA_AUTO_MERGE, get_bool
 from ...read.parquet import ROW_INDEX_COLUMN, spark_schema, without_field_metadata
+from ...write.identity import identity_columns, refuse_explicit_insert, refuse_update
 from ...write.schema import bare, delta_schema_json, new_table_schema
 from .assignments import conform, resolve_assignments, struct_update
 from .common import FILE_PATH_COLUMN
@@ -89,6 +92,8 @@ class ResolvedClause:
     values: dict[str, Column] = field(default_factory=dict)
     # Generated columns this clause leaves to their generation expression.
     computed: frozenset[str] = frozenset()
+    # Identity columns this (insert) clause leaves to be generated.
+    numbered: frozenset[str] = frozenset()
 
     @property
     def deletes(self) -> bool:
@@ -189,6 +194,18 @@ def with_generated(plan: MergePlan, rows: DataFrame) -> DataFrame:
                 target_field.name, F.when(F.col(ACTION).isin(codes), computed).otherwise(F.col(quoted(target_field.name)))
             )
     return rows
+
+
+def numbering(plan: MergePlan) -> dict[str, Column]:
+    """Identity columns some insert clause leaves out, each with the rows (by ``ACTION``) that get
+    generated values (``write/identity.py``); the same generator for every clause, so the
+    values stay unique across them."""
+    numbered = {}
+    for target_field in plan.schema.fields:
+        codes = [c.code for c in plan.clauses if target_field.name in c.numbered]
+        if codes:
+            numbered[target_field.name] = F.col(ACTION).isin(codes)
+    return numbered
 
 
 # --------------------------------------------------------------------------- resolution
@@ -296,7 +313,19 @@ def _resolve_clause(
         values, computed = _star_values(plan, clause, source, evolve, where)
     else:
         values, computed = _explicit_values(plan, clause, side, where)
-    return ResolvedClause(clause, code, condition, values, frozenset(computed))
+    # delta-spark: no clause may set an identity column's value but an insert into a BY DEFAULT one;
+    # an insert that leaves one out has it generated.
+    given = [name for name in values if name not in computed]
+    if clause.action == "update":
+        refuse_update(plan.schema, given)
+    else:
+        refuse_explicit_insert(plan.schema, given)
+    numbered = frozenset(name for name in computed if name.lower() in _identity_names(plan.schema))
+    return ResolvedClause(clause, code, condition, values, frozenset(computed) - numbered, numbered)
+
+
+def _identity_names(schema: StructType) -> set[str]:
+    return {info.name.lower() for info in identity_columns(schema)}
 
 
 def _star_values(
@@ -304,6 +333,7 @@ def _star_values(
 ) -> tuple[dict[str, Column], set[str]]:
     """``updateAll`` / ``insertAll``: each table column from the source column of that name."""
     by_name = {f.name.lower(): f for f in source.fields}
+    identity = _identity_names(plan.schema)
     values: dict[str, Column] = {}
     computed: set[str] = set()
     for target_field in plan.schema.fields:
@@ -311,7 +341,9 @@ def _star_values(
         if given is not None:
             column = F.col(quoted(plan.source_alias, given.name))
             values[target_field.name] = conform(column, given.dataType, target_field.dataType, target_field.name, evolve)
-        elif GENERATION_EXPRESSION in target_field.metadata:
+        elif GENERATION_EXPRESSION in target_field.metadata or (
+            target_field.name.lower() in identity and clause.action == "insert" and evolve
+        ):
             computed.add(target_field.name)
             values[target_field.name] = F.lit(None).cast(target_field.dataType)
         elif evolve:
@@ -351,10 +383,12 @@ def _explicit_values(plan: MergePlan, clause: MergeClause, side: DataFrame, wher
     for name, assigned in nested.items():
         values[name] = struct_update(plan.old_value(targets[name]), targets[name], assigned)
     computed = set()
+    identity = _identity_names(plan.schema)
     for target_field in plan.schema.fields:
         if target_field.name in values:
             continue
-        if GENERATION_EXPRESSION in target_field.metadata:
+        numbered = clause.action == "insert" and target_field.name.lower() in identity
+        if GENERATION_EXPRESSION in target_field.metadata or numbered:
             computed.add(target_field.name)
             values[target_field.name] = F.lit(None).cast(target_field.dataType)
         elif clause.action == "insert":

@@ -1,8 +1,9 @@
 """UPDATE: ``DeltaTable.update(condition, set)``, as delta-spark's UpdateCommand does it.
 
-Rows where the condition is true get the assigned values; generated columns that are not
-assigned are recomputed from their expressions, and every constraint is checked on the
-rows written (a violation fails the write job and nothing is committed). Copy-on-write
+Rows where the condition is true get the assigned values (an identity column cannot be
+assigned, as in delta-spark); generated columns that are not assigned are recomputed from
+their expressions, and every constraint is checked on the rows written (a violation fails
+the write job and nothing is committed). Copy-on-write
 rewrites each touched file with its rows updated in place; with deletion vectors the
 old versions are marked deleted and only the new versions are written. With the change
 data feed on, each updated row is recorded as an ``update_preimage`` and an
@@ -25,6 +26,7 @@ from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from ....kernel.features import GENERATION_EXPRESSION
 from ...read.parquet import spark_schema, without_field_metadata
 from ...write.generated import generated_value
+from ...write.identity import refuse_update
 from .assignments import resolve_assignments, struct_update
 from .common import (
     CHANGE_TYPE_COLUMN,
@@ -62,6 +64,7 @@ def _assignments(spark: SparkSession, snapshot: Snapshot, assignments: Mapping[s
         raise DeltaAnalysisException(f"{where} needs at least one column to set")
     schema = spark_schema(snapshot)
     resolved = resolve_assignments([(k, condition_column(v)) for k, v in assignments.items()], schema, None, where)
+    refuse_update(schema, [a.column.name for a in resolved])
     values = {a.column.name: a.value.cast(a.column.dataType) for a in resolved if not a.path}
     nested = [a for a in resolved if a.path]
     if nested:  # their values' types, to fit them into the struct's fields
