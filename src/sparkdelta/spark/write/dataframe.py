@@ -147,21 +147,35 @@ class _Layout:
     max_records_per_file: int | None = None
 
 
+# Spark's Parquet writer shreds variants when the session lets it (Spark 4.3's default), with a
+# schema it infers per file; a table without the variantShredding feature must hold them
+# unshredded (PROTOCOL.md). This writer option turns the inference off for the write alone, so
+# the session stays as its user set it. Only a shredding schema forced by a test-only setting is
+# left, and refused by name.
+_NO_VARIANT_SHREDDING = {"spark.sql.variant.inferShreddingSchema": "false"}
 _WRITE_SHREDDING = "spark.sql.variant.writeShredding.enabled"
+_FORCED_SHREDDING = "spark.sql.variant.forceShreddingSchemaForTest"
+
+
+def _refuse_forced_shredding(spark: SparkSession, metadata: Metadata, where: str) -> None:
+    """Refuse to write variants while the session forces Spark's writer to shred them."""
+    if "variantType" not in metadata_features(metadata) or not str(spark.conf.get(_FORCED_SHREDDING, "") or "").strip():
+        return
+    if str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() == "false":
+        return
+    raise DeltaAnalysisException(
+        f"{where}: cannot write variant columns while {_FORCED_SHREDDING} forces Spark's Parquet writer to shred them: "
+        f"the table must hold them unshredded (sparkdelta does not write table feature variantShredding); "
+        f"unset {_FORCED_SHREDDING} or set {_WRITE_SHREDDING} to false"
+    )
 
 
 def _layout(
     spark: SparkSession, schema: StructType, metadata: Metadata, where: str, options: DeltaOptions | None = None
 ) -> _Layout:
     """How a write lays out its files; a write's ``optimizeWrite`` option wins over the table's
-    property and the session. Refuses a session that would shred variants, which a table
-    without the ``variantShredding`` feature must not hold (PROTOCOL.md)."""
-    if "variantType" in metadata_features(metadata) and str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() != "false":
-        raise DeltaAnalysisException(
-            f"{where}: cannot write variant columns while {_WRITE_SHREDDING} is true (Spark's default): the table "
-            f"must hold them unshredded (sparkdelta does not write table feature variantShredding); set it to false "
-            f"(sparkdelta.configure does so for a new session)"
-        )
+    property and the session."""
+    _refuse_forced_shredding(spark, metadata, where)
     optimize_write = options.optimize_write if options is not None else None
     if optimize_write is None:
         optimize_write = table_or_session_flag(spark, metadata.configuration, OPTIMIZE_WRITE)
@@ -195,7 +209,12 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
     try:
         if layout.optimize_write:
             df = df.hint("rebalance", *[f"`{c}`" for c in layout.partition_columns])
-        writer = df.write.mode("errorifexists").option("compression", "snappy").options(**storage.engine_options)
+        writer = (
+            df.write.mode("errorifexists")
+            .option("compression", "snappy")
+            .options(**_NO_VARIANT_SHREDDING)
+            .options(**storage.engine_options)
+        )
         if layout.max_records_per_file is not None:
             writer = writer.option("maxRecordsPerFile", layout.max_records_per_file)
         if layout.partition_columns:
