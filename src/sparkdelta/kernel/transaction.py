@@ -161,7 +161,8 @@ class Transaction:
                 check_no_feature_removed(self.read_snapshot.protocol, protocol, self.table_root, self.dropping_feature)
         if metadata is not None:
             column_mapping.validate(metadata, self._previous_metadata(metadata), self.table_root)
-        self._check_append_only(actions, effective_metadata)
+        # As delta-spark's ``assertRemovable``: the table as read decides (a replace may turn it on).
+        self._check_append_only(actions, self.read_snapshot.metadata if self.read_snapshot else effective_metadata)
         self._check_domains(actions, effective_protocol)
 
         removes = [a for a in actions if isinstance(a, RemoveFile)]
