@@ -237,6 +237,13 @@ def test_append_only_is_the_table_as_read(tmp_path: Path) -> None:
     assert table.latest_version() == 3 and table.snapshot().configuration == {"delta.appendOnly": "true"}
 
 
+def test_operation_parameters_are_json_strings_but_a_missing_value_is_null(tmp_path: Path) -> None:
+    """delta-spark writes a CTAS's missing ``description`` as JSON null, not ``"null"``."""
+    table = create(tmp_path)
+    table.transaction().commit([], "CREATE TABLE AS SELECT", {"description": None, "isManaged": "false", "n": 3})
+    assert table.read_commit_info(1)["operationParameters"] == {"description": None, "isManaged": "false", "n": "3"}
+
+
 def test_commit_info_carries_delta_spark_fields(tmp_path: Path) -> None:
     table = create(tmp_path)
     tx = table.transaction()

@@ -406,8 +406,9 @@ def _ict_enabled(metadata: Metadata) -> bool:
 
 
 def _param(value: Any) -> Any:
-    """operationParameters values are JSON-encoded strings in delta-spark's commitInfo."""
-    return value if isinstance(value, str) else json.dumps(value)
+    """operationParameters values are JSON-encoded strings in delta-spark's commitInfo, but
+    for a missing value (a CTAS's ``description``), which it writes as JSON null."""
+    return value if value is None or isinstance(value, str) else json.dumps(value)
 
 
 def _commit_info_line(info: dict[str, Any]) -> str:
