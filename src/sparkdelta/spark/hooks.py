@@ -31,6 +31,7 @@ from .stream.reader import install_stream_reader
 from .stream.sink import install_stream_writer
 from .write.dataframe import write_dataframe
 from .write.post_commit import register_post_commit_hook
+from .writer_v2 import install_writer_v2
 
 DELTA = "delta"
 
@@ -180,7 +181,7 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
 
 
 def install() -> None:
-    """Wrap the reader, the writer, the stream writer and ``DataFrame.filter`` once per process."""
+    """Wrap the reader, the writers (``write``, ``writeTo``, ``writeStream``) and ``DataFrame.filter`` once per process."""
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     for cls in (DataFrameReader, DataFrameWriter):
@@ -204,4 +205,5 @@ def install() -> None:
     register_post_commit_hook("auto compaction", auto_compact)
     install_stream_reader()
     install_stream_writer()
+    install_writer_v2()
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]
