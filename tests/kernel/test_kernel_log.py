@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -218,6 +219,29 @@ def test_append_only_refuses_deletes(tmp_path: Path) -> None:
     with pytest.raises(InvalidTableOperationError, match="append-only"):
         table.transaction().commit([RemoveFile("p=a/f1.parquet", 1)], "DELETE")
     assert table.latest_version() == 1
+
+
+def test_append_only_is_the_table_as_read(tmp_path: Path) -> None:
+    """As delta-spark's ``assertRemovable``: the snapshot a commit read decides, so a commit that
+    turns the property on may still remove (a REPLACE TABLE ... appendOnly), and one that turns
+    it off may not remove in the same commit."""
+    table = create(tmp_path)
+    append(table, "f1")
+    snapshot = table.snapshot()
+    turned_on = replace(snapshot.metadata, configuration={"delta.appendOnly": "true"})
+    table.transaction().commit([turned_on, RemoveFile("p=a/f1.parquet", 1)], "REPLACE TABLE AS SELECT")
+    append(table, "f2")
+    turned_off = replace(table.snapshot().metadata, configuration={"delta.appendOnly": "false"})
+    with pytest.raises(InvalidTableOperationError, match="append-only"):
+        table.transaction().commit([turned_off, RemoveFile("p=a/f2.parquet", 1)], "WRITE")
+    assert table.latest_version() == 3 and table.snapshot().configuration == {"delta.appendOnly": "true"}
+
+
+def test_operation_parameters_are_json_strings_but_a_missing_value_is_null(tmp_path: Path) -> None:
+    """delta-spark writes a CTAS's missing ``description`` as JSON null, not ``"null"``."""
+    table = create(tmp_path)
+    table.transaction().commit([], "CREATE TABLE AS SELECT", {"description": None, "isManaged": "false", "n": 3})
+    assert table.read_commit_info(1)["operationParameters"] == {"description": None, "isManaged": "false", "n": "3"}
 
 
 def test_commit_info_carries_delta_spark_fields(tmp_path: Path) -> None:

@@ -51,8 +51,8 @@ KERNEL_READER_FEATURES = frozenset(
 # Checkpoint protection: log cleanup never creates checkpoints and never deletes one at or
 # above the version it truncates to (exception (a) of the feature's writer rule).
 # Variant: Spark's Parquet writer stores a variant unshredded (a struct of ``value`` and
-# ``metadata`` binaries), the spec's one writer rule; the engine refuses a session that
-# shreds. Stats hold no bounds for it. Type widening: ALTER COLUMN ... TYPE checks the
+# ``metadata`` binaries), the spec's one writer rule; the engine's writes turn Spark's
+# shredding off per write. Stats hold no bounds for it. Type widening: ALTER COLUMN ... TYPE checks the
 # property and records ``delta.typeChanges`` (``spark/alter.py``); files keep their types.
 # Identity columns: the engine generates the values and moves the high-water marks
 # (``spark/write/identity.py``); RESTORE and CLONE keep marks from going back (``identity.py``).

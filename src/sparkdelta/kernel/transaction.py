@@ -166,7 +166,8 @@ class Transaction:
         if metadata is not None:
             column_mapping.validate(metadata, self._previous_metadata(metadata), self.table_root)
             manifest.check_properties(metadata, self.read_snapshot)
-        self._check_append_only(actions, effective_metadata)
+        # As delta-spark's ``assertRemovable``: the table as read decides (a replace may turn it on).
+        self._check_append_only(actions, self.read_snapshot.metadata if self.read_snapshot else effective_metadata)
         self._check_domains(actions, effective_protocol)
 
         removes = [a for a in actions if isinstance(a, RemoveFile)]
@@ -437,8 +438,9 @@ def _ict_enabled(metadata: Metadata) -> bool:
 
 
 def _param(value: Any) -> Any:
-    """operationParameters values are JSON-encoded strings in delta-spark's commitInfo."""
-    return value if isinstance(value, str) else json.dumps(value)
+    """operationParameters values are JSON-encoded strings in delta-spark's commitInfo, but
+    for a missing value (a CTAS's ``description``), which it writes as JSON null."""
+    return value if value is None or isinstance(value, str) else json.dumps(value)
 
 
 def _commit_info_line(info: dict[str, Any]) -> str:

@@ -35,6 +35,7 @@ from .stream.reader import install_stream_reader
 from .stream.sink import install_stream_writer
 from .write.dataframe import write_dataframe
 from .write.post_commit import register_post_commit_hook
+from .writer_v2 import install_writer_v2
 
 DELTA = "delta"
 
@@ -194,7 +195,7 @@ def _session_init(original: Callable[..., None]) -> Callable[..., None]:
 
 
 def install() -> None:
-    """Wrap the reader, the writer, the stream writer, ``DataFrame.filter`` and session creation once per process."""
+    """Wrap the reader, the writers (``write``, ``writeTo``, ``writeStream``), ``DataFrame.filter`` and session creation once per process."""
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     # Python workers (the streaming source, the data source) must import sparkdelta: they run
@@ -226,4 +227,5 @@ def install() -> None:
     register_post_commit_hook("auto compaction", auto_compact)
     install_stream_reader()
     install_stream_writer()
+    install_writer_v2()
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]

@@ -40,10 +40,7 @@ DEFAULT_CONFIGS = {
     # DML caches joined rows it reads several times; without this, adaptive execution cannot
     # coalesce a cached plan's partitions and each later pass runs one task per shuffle partition.
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
-    # Spark 4.3 shreds variants in Parquet by default; a Delta table without the
-    # variantShredding feature must hold them unshredded (writes refuse a session that shreds).
-    "spark.sql.variant.writeShredding.enabled": "false",
-    # Named tables persist in the embedded Hive metastore (see metastore.py for where).
+    # Named tables persist in the embedded Hive metastore (see session_catalog.py for where).
     "spark.sql.catalogImplementation": "hive",
 }
 

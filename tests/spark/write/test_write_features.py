@@ -671,30 +671,6 @@ def test_properties_and_description_given_by_a_caller_apply_to_a_new_table(spark
     assert _state(path) == before
 
 
-def test_variant_writes_refuse_a_session_that_shreds(spark: SparkSession, tmp_path: Path) -> None:
-    """A table without ``variantShredding`` must hold unshredded variants (PROTOCOL.md); the
-    session's setting is named in the error and left as the user set it."""
-    path = str(tmp_path / "t")
-    data = spark.range(3).selectExpr("id", "parse_json(concat('{\"a\": ', id, '}')) AS v")
-    shredding = "spark.sql.variant.writeShredding.enabled"
-    assert spark.conf.get(shredding) == "false", "sparkdelta.configure's default for a new session"
-    for value in ("true", None):  # set, or Spark's own default (true)
-        spark.conf.unset(shredding) if value is None else spark.conf.set(shredding, value)
-        try:
-            with pytest.raises(DeltaAnalysisException, match=f"{shredding} is true"):
-                data.write.format("delta").save(path)
-            assert _state(path) == (None, [])
-            assert spark.conf.get(shredding, None) == value
-        finally:
-            spark.conf.set(shredding, "false")
-    data.write.format("delta").save(path)
-    protocol = Table(path).snapshot().protocol
-    assert "variantType" in protocol.reader_features and "variantType" in protocol.writer_features
-    field = pq.read_schema(next(Path(path).glob("*.parquet"))).field("v")
-    assert sorted(f.name for f in field.type) == ["metadata", "value"]
-    assert [r.a for r in spark.read.format("delta").load(path).selectExpr("v:a::int AS a").orderBy("a").collect()] == [0, 1, 2]
-
-
 def test_type_changes_are_refused_unless_enabled_and_widening(spark: SparkSession, tmp_path: Path) -> None:
     """PROTOCOL.md's Type Widening: only with ``delta.enableTypeWidening`` and only to a wider
     type; a refused change commits nothing."""

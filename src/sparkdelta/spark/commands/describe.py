@@ -67,10 +67,10 @@ DETAIL_SCHEMA = StructType(
 )
 
 
-def _string_map(value: Any) -> dict[str, str] | None:
+def _string_map(value: Any) -> dict[str, str | None] | None:
     if value is None:
         return None
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
+    return {str(k): v if v is None or isinstance(v, str) else json.dumps(v) for k, v in value.items()}
 
 
 def _instant(millis: int | None) -> datetime | None:

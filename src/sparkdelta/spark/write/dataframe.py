@@ -21,10 +21,11 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, cast
 from urllib.parse import unquote
 
@@ -152,7 +153,27 @@ class _Layout:
     tracked: tuple[tuple[str, str], ...] = ()
 
 
+# Spark's Parquet writer shreds variants when the session lets it (Spark 4.3's default), with a
+# schema it infers per file; a table without the variantShredding feature must hold them
+# unshredded (PROTOCOL.md). This writer option turns the inference off for the write alone, so
+# the session stays as its user set it. Only a shredding schema forced by a test-only setting is
+# left, and refused by name.
+_NO_VARIANT_SHREDDING = {"spark.sql.variant.inferShreddingSchema": "false"}
 _WRITE_SHREDDING = "spark.sql.variant.writeShredding.enabled"
+_FORCED_SHREDDING = "spark.sql.variant.forceShreddingSchemaForTest"
+
+
+def _refuse_forced_shredding(spark: SparkSession, metadata: Metadata, where: str) -> None:
+    """Refuse to write variants while the session forces Spark's writer to shred them."""
+    if "variantType" not in metadata_features(metadata) or not str(spark.conf.get(_FORCED_SHREDDING, "") or "").strip():
+        return
+    if str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() == "false":
+        return
+    raise DeltaAnalysisException(
+        f"{where}: cannot write variant columns while {_FORCED_SHREDDING} forces Spark's Parquet writer to shred them: "
+        f"the table must hold them unshredded (sparkdelta does not write table feature variantShredding); "
+        f"unset {_FORCED_SHREDDING} or set {_WRITE_SHREDDING} to false"
+    )
 
 
 def _layout(
@@ -165,14 +186,8 @@ def _layout(
 ) -> _Layout:
     """How a write lays out its files; a write's ``optimizeWrite`` option wins over the table's
     property and the session. ``tracked``: identity columns whose high-water marks the
-    written values move. Refuses a session that would shred variants, which a table
-    without the ``variantShredding`` feature must not hold (PROTOCOL.md)."""
-    if "variantType" in metadata_features(metadata) and str(spark.conf.get(_WRITE_SHREDDING, "true")).lower() != "false":
-        raise DeltaAnalysisException(
-            f"{where}: cannot write variant columns while {_WRITE_SHREDDING} is true (Spark's default): the table "
-            f"must hold them unshredded (sparkdelta does not write table feature variantShredding); set it to false "
-            f"(sparkdelta.configure does so for a new session)"
-        )
+    written values move."""
+    _refuse_forced_shredding(spark, metadata, where)
     optimize_write = options.optimize_write if options is not None else None
     if optimize_write is None:
         optimize_write = table_or_session_flag(spark, metadata.configuration, OPTIMIZE_WRITE)
@@ -219,7 +234,12 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
     try:
         if layout.optimize_write:
             df = df.hint("rebalance", *[f"`{c}`" for c in layout.partition_columns])
-        writer = df.write.mode("errorifexists").option("compression", "snappy").options(**storage.engine_options)
+        writer = (
+            df.write.mode("errorifexists")
+            .option("compression", "snappy")
+            .options(**_NO_VARIANT_SHREDDING)
+            .options(**storage.engine_options)
+        )
         if layout.max_records_per_file is not None:
             writer = writer.option("maxRecordsPerFile", layout.max_records_per_file)
         if layout.partition_columns:
@@ -294,6 +314,28 @@ def record_counts(adds: list[AddFile]) -> list[int]:
     return cast(list[int], num_records(pa.array([a.stats for a in adds], pa.string())).fill_null(0).to_pylist())
 
 
+Operation = tuple[str, dict[str, Any]] | Callable[[Metadata], tuple[str, dict[str, Any]]]
+
+
+def _write_operation(
+    mode_name: str, partition_by: list[str] | None, options: DeltaOptions, merge: bool, dynamic: bool, metadata: Metadata
+) -> tuple[str, dict[str, Any]]:
+    """``WRITE`` and its parameters as delta-spark's ``DeltaOperations.Write`` records them: the
+    partition columns the writer was given (not the table's), the replaceWhere predicate as
+    written, and a flag for each of dynamic partition overwrite, overwriteSchema and schema
+    merging in effect (in any mode)."""
+    parameters: dict[str, Any] = {"mode": mode_name, "partitionBy": json.dumps(list(partition_by or []), separators=(",", ":"))}
+    if options.replace_where and mode_name == "Overwrite":
+        parameters["predicate"] = options.replace_where
+    if dynamic:
+        parameters["isDynamicPartitionOverwrite"] = True
+    if options.overwrite_schema:
+        parameters["canOverwriteSchema"] = True
+    if merge:
+        parameters["canMergeSchema"] = True
+    return "WRITE", parameters
+
+
 @dataclass
 class _Plan:
     """The table a write produces: its metadata and protocol, and which of them change."""
@@ -311,26 +353,41 @@ def _plan_new_schema(
     description: str | None,
     where: str,
     cluster_by: list[str] | None = None,
+    replace_table: bool = False,
 ) -> _Plan:
     """A new table (with ``properties`` and ``description``), or an existing one whose schema
     ``overwriteSchema`` replaces (given properties are added, a given description replaces).
-    ``cluster_by`` (``DataFrameWriter.clusterBy``) makes it a liquid-clustered table."""
-    partition_columns = list(partition_by or [])
+    ``cluster_by`` (``DataFrameWriter.clusterBy``) makes it a liquid-clustered table.
+
+    ``replace_table`` replaces an existing table as REPLACE TABLE does: a new table (a new id,
+    only the given properties and description) in place of the old one, whose protocol it
+    never lowers and whose clustering it clears unless clustered again."""
     schema = new_table_schema(df.schema)
-    missing = [c for c in partition_columns if c.lower() not in {f.name.lower() for f in schema.fields}]
+    by_name = {f.name.lower(): f.name for f in schema.fields}
+    missing = [c for c in partition_by or [] if c.lower() not in by_name]
     if missing:
         raise DeltaAnalysisException(f"{where}: partition column(s) {', '.join(missing)} are not in the data")
+    partition_columns = [by_name[c.lower()] for c in partition_by or []]
+    if partition_columns and len(partition_columns) == len(schema.fields):
+        raise DeltaAnalysisException(
+            f"{where}: Cannot use all columns for partition columns", errorClass="DELTA_CANNOT_USE_ALL_COLUMNS_FOR_PARTITION"
+        )
     spark = df.sparkSession
-    if snapshot is None:
+    if snapshot is None or replace_table:
+        was_clustered = snapshot is not None and bool(clustering_columns(snapshot))
         new = create_table(
             where,
             delta_schema_json(schema),
             partition_columns,
             {**property_defaults(spark), **properties},
             allow_arbitrary_properties=get_bool(spark, ALLOW_ARBITRARY_PROPERTIES),
-            clustering_columns=cluster_by or None,
+            clustering_columns=cluster_by or ([] if was_clustered else None),
             description=description,
+            protocol=snapshot.protocol if snapshot is not None else None,
         )
+        if snapshot is not None and new.protocol == snapshot.protocol:
+            # The replaced table's protocol stays; the commit need not repeat it.
+            return _Plan(new.metadata, new.protocol, [a for a in new.actions if not isinstance(a, Protocol)])
     else:
         new = overwrite_schema(
             where,
@@ -387,14 +444,17 @@ def write_dataframe(
     options: DeltaOptions,
     properties: dict[str, str] | None = None,
     description: str | None = None,
-    operation: tuple[str, dict[str, Any]] | None = None,
+    operation: Operation | None = None,
     cluster_by: list[str] | None = None,
     added_files_metric: str = "numFiles",
+    replace_table: bool = False,
 ) -> WriteResult:
     """``df.write.format("delta").mode(mode).save(path)`` with delta-spark's options.
 
     ``operation`` names the commit in history, with its parameters, when the write is
-    part of another statement (``CREATE TABLE AS SELECT``); otherwise it is ``WRITE``.
+    part of another statement (``CREATE TABLE AS SELECT``), or a function of the metadata
+    the commit leaves (for parameters that name its properties); otherwise it is ``WRITE``,
+    with the parameters delta-spark's ``DeltaOperations.Write`` records.
     ``added_files_metric`` is the name its metrics give the count of new files: delta-spark's
     streaming sink says ``numAddedFiles`` where writes say ``numFiles``.
 
@@ -403,6 +463,10 @@ def write_dataframe(
 
     A write under an app transaction (``idempotent.py``: options, else session settings)
     whose batch the table holds already writes nothing and returns no version.
+
+    ``replace_table`` (mode overwrite) makes the write a REPLACE TABLE AS SELECT: an existing
+    table is replaced by a new one (``_plan_new_schema``), and a missing one is created by a
+    commit that, as a replace, reads the whole table (so it is not a blind append).
     """
     if mode.lower() not in _MODES:
         raise DeltaIllegalArgumentException(f"unknown save mode {mode!r}: use append, overwrite, errorifexists or ignore")
@@ -438,15 +502,20 @@ def write_dataframe(
             f"{where}: overwriteSchema cannot be combined with replaceWhere or dynamic partition overwrite, "
             "which keep rows of the old schema"
         )
-    if snapshot is None or replace_schema:
-        plan = _plan_new_schema(df, snapshot, partition_by, given, description, where, cluster_by)
+    if replace_table and mode_name != "Overwrite":
+        raise DeltaIllegalArgumentException(f"{where}: replacing a table is a write in mode overwrite, not {mode_name}")
+    if snapshot is None or replace_schema or replace_table:
+        plan = _plan_new_schema(df, snapshot, partition_by, given, description, where, cluster_by, replace_table)
     else:
         plan = _plan_existing(df, snapshot, partition_by, merge, where, cluster_by)
     # Refuse a table we cannot write before writing any data.
     require_writable(plan.protocol, plan.metadata, where)
     if snapshot is not None:
         require_writable(snapshot.protocol, snapshot.metadata, where)
-    return _write(df, table, snapshot, plan, mode_name, options, operation, added_files_metric, txn)
+    recorded = operation or partial(
+        _write_operation, mode_name, partition_by, options, merge, _dynamic_partition_overwrite(df, options)
+    )
+    return _write(df, table, snapshot, plan, mode_name, options, recorded, added_files_metric, txn, replace_table)
 
 
 def refuse_data_outside_a_table(table: Table) -> None:
@@ -467,9 +536,10 @@ def _write(
     plan: _Plan,
     mode_name: str,
     options: DeltaOptions,
-    operation: tuple[str, dict[str, Any]] | None,
+    operation: Operation,
     added_files_metric: str,
     txn: AppTransaction | None,
+    replace_table: bool = False,
 ) -> WriteResult:
     where = table.root
     metadata = plan.metadata
@@ -478,19 +548,22 @@ def _write(
     data_change = options.data_change
     replace_where = options.replace_where if mode_name == "Overwrite" and snapshot is not None else None
     dynamic = mode_name == "Overwrite" and snapshot is not None and _dynamic_partition_overwrite(df, options)
-    if dynamic and not metadata.partition_columns:
-        raise DeltaAnalysisException(f"{where}: dynamic partition overwrite needs a partitioned table")
     if dynamic and replace_where:
-        raise DeltaAnalysisException(
-            f"{where}: replaceWhere cannot be combined with dynamic partition overwrite",
+        raise DeltaIllegalArgumentException(
+            "A 'replaceWhere' expression and 'partitionOverwriteMode'='dynamic' cannot both be set in the "
+            f"DataFrameWriter options ({where})",
             errorClass="DELTA_REPLACE_WHERE_WITH_DYNAMIC_PARTITION_OVERWRITE",
         )
+    # As delta-spark: an unpartitioned table is one partition, which a dynamic overwrite replaces.
+    dynamic = dynamic and bool(metadata.partition_columns)
 
     refuse_explicit_insert(schema, df.columns)
     generated = missing_identity_columns(schema, df.columns)
     numbered = with_identity_values(df, schema, dict.fromkeys(generated))
     df = numbered.rows
     transaction = table.transaction(read_snapshot=snapshot)
+    if replace_table:
+        transaction.mark_read_whole_table()
     data = aligned_rows(df, schema)
     checks = table_constraints(schema, configuration) + generated_checks(schema, {c.lower() for c in df.columns})
     replaced: pa.Table | None = None
@@ -535,10 +608,7 @@ def _write(
     if txn is not None:
         actions.append(set_transaction(df.sparkSession, transaction, txn))
     num_rows = sum(record_counts(adds))
-    parameters: dict[str, Any] = {"mode": mode_name, "partitionBy": json.dumps(list(metadata.partition_columns))}
-    if replace_where:
-        parameters["predicate"] = json.dumps([replace_where])
-    name, parameters = operation or ("WRITE", parameters)
+    name, parameters = operation(metadata) if callable(operation) else operation
     try:
         result = transaction.commit(
             [*actions, *removes, *adds],
