@@ -2,6 +2,11 @@
 
 Its warehouse and Hive metastore live in a temporary directory, so tests never touch
 (or depend on) a ``spark-warehouse`` or ``metastore_db`` in the working directory.
+
+``pytest --connect`` makes that session a Spark Connect client of a local Connect server
+(``SparkSession.builder.remote("local[2]")``, pyspark's own, no extra jar): the public-API
+tests run a second time that way. Tests of what only a classic session has are marked
+``classic_only`` and deselected there.
 """
 
 from __future__ import annotations
@@ -51,21 +56,46 @@ def hadoop_aws_classpath() -> str | None:
     return done.stdout.strip().splitlines()[-1]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--connect", action="store_true", help="run the Spark tests on a local Spark Connect server")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "classic_only: needs a classic (py4j) session; deselected under --connect")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--connect"):
+        return
+    classic = [item for item in items if item.get_closest_marker("classic_only")]
+    if classic:
+        config.hook.pytest_deselected(items=classic)
+        items[:] = [item for item in items if not item.get_closest_marker("classic_only")]
+
+
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pyspark.sql.SparkSession]:  # noqa: F821
+def connect(request: pytest.FixtureRequest) -> bool:
+    """Whether this run's session is a Spark Connect client (``pytest --connect``)."""
+    return bool(request.config.getoption("--connect"))
+
+
+@pytest.fixture(scope="session")
+def spark(connect: bool, tmp_path_factory: pytest.TempPathFactory) -> Iterator[pyspark.sql.SparkSession]:  # noqa: F821
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
     import sparkdelta
 
-    builder = SparkSession.builder.appName("sparkdelta-tests").master("local[2]")
+    builder = SparkSession.builder.appName("sparkdelta-tests")
+    builder = builder.remote("local[2]") if connect else builder.master("local[2]")
     for key, value in catalog_configs(tmp_path_factory.mktemp("catalog")).items():
         builder = builder.config(key, value)
     classpath = hadoop_aws_classpath()
     if classpath:
         builder = builder.config("spark.driver.extraClassPath", classpath)
     session = sparkdelta.configure(builder).getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    if not connect:
+        session.sparkContext.setLogLevel("ERROR")
     session.conf.set("spark.sql.shuffle.partitions", "4")
     yield session
     session.stop()
