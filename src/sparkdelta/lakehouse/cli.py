@@ -42,6 +42,7 @@ def session(master: str, driver_memory: str, conf: tuple[str, ...] = ()) -> Spar
         .master(master)
         .config("spark.driver.memory", driver_memory)
         .config("spark.ui.showConsoleProgress", "false")  # rich shows the stages instead
+        .config("spark.log.level", "ERROR")  # setLogLevel at startup, for classic and Connect sessions alike
         .config("spark.sql.catalogImplementation", "in-memory")
     )
     for setting in conf:
@@ -49,9 +50,7 @@ def session(master: str, driver_memory: str, conf: tuple[str, ...] = ()) -> Spar
         if not equals or not key.strip():
             raise click.BadParameter(f"{setting!r}: give KEY=VALUE", param_hint="--conf")
         builder = builder.config(key.strip(), value)
-    spark = sparkdelta.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return sparkdelta.configure(builder).getOrCreate()
 
 
 def _feed(rows_per_day: int, seed: int, start: str, congestion_from: int) -> FeedSpec:

@@ -44,7 +44,9 @@ from pyspark.sql.types import BooleanType
 
 from ..exceptions import DeltaAnalysisException
 from ..kernel import Metadata, Snapshot, TableNotFoundError
-from .catalog import CatalogEntry, default_location, lookup, qualified_name, register, unregister
+from .catalog import CatalogEntry, default_location, is_temp_view, lookup, qualified_name, register, unregister
+from .commands.column_names import quoted
+from .identifiers import split_identifier
 from .options import DeltaOptions
 from .paths import normalize_location
 from .read.parquet import spark_schema, without_field_metadata
@@ -97,14 +99,6 @@ class Target:
         return ".".join(f"`{part}`" for part in self.name.split(".", 1))
 
 
-def _parts(spark: SparkSession, identifier: str) -> list[str] | None:
-    try:
-        parsed = spark._jsparkSession.sessionState().sqlParser().parseMultipartIdentifier(identifier)
-    except Exception:  # Spark reports an identifier it cannot parse itself
-        return None
-    return [str(parsed.apply(i)) for i in range(parsed.size())]
-
-
 def _is_absolute(path: str) -> bool:
     """Hadoop's ``Path.isAbsolute``, which delta-spark asks of ``delta.`<path>```."""
     return path.startswith("/") or bool(_URI_SCHEME.match(path))
@@ -113,12 +107,12 @@ def _is_absolute(path: str) -> bool:
 def resolve(spark: SparkSession, identifier: str) -> Target | None:
     """The target ``identifier`` names, or None where sparkdelta does not serve it (another
     catalog, a temporary view, an identifier Spark does not parse)."""
-    parts = _parts(spark, identifier)
-    if parts is None:
+    parts = split_identifier(identifier)
+    if parts is None:  # Spark reports an identifier it cannot parse itself
         return None
     if len(parts) == 2 and parts[0].lower() == DELTA and _is_absolute(parts[1]):
         return Target(normalize_location(parts[1]), None, None)
-    if len(parts) == 1 and spark._jsparkSession.sessionState().catalog().getTempView(parts[0]).isDefined():
+    if len(parts) == 1 and is_temp_view(spark, quoted(parts)):
         return None
     try:
         return Target(None, qualified_name(spark, identifier), lookup(spark, identifier))
