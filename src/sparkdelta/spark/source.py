@@ -49,9 +49,8 @@ class DeltaSource(DataSource):
 
 def ensure_delta_source(spark: SparkSession) -> None:
     """Prepare ``spark`` for Delta once: its metastore checked free (``session_catalog.py``), the ``delta`` provider registered."""
-    jsession = spark._jsparkSession
-    if getattr(spark, "_sparkdelta_source", None) is jsession:
+    if spark.__dict__.get("_sparkdelta_source"):
         return
     check_metastore_free(spark)
     spark.dataSource.register(DeltaSource)
-    spark._sparkdelta_source = jsession  # type: ignore[attr-defined]
+    spark.__dict__["_sparkdelta_source"] = True

@@ -93,7 +93,7 @@ def load(spark: SparkSession, path: str, options: DeltaOptions) -> DataFrame:
 
 def scan_info(df: DataFrame) -> ScanInfo | None:
     """The Delta scan behind ``df``, if it is a (filtered) Delta read."""
-    return getattr(df, SCAN_ATTRIBUTE, None)
+    return df.__dict__.get(SCAN_ATTRIBUTE)  # not getattr: a DataFrame's __getattr__ asks Spark for its columns
 
 
 def filter_with_pruning(original: Any) -> Any:
