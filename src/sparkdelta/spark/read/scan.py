@@ -126,4 +126,5 @@ def input_files_from_log(original: Any) -> Any:
         return [input_file_name(key) for key in spark_file_uris(info.snapshot.table_root, file_paths(info.files))]
 
     input_files.__doc__ = original.__doc__
+    input_files.__wrapped__ = original  # type: ignore[attr-defined]
     return input_files
