@@ -4,9 +4,10 @@ Its warehouse and Hive metastore live in a temporary directory, so tests never t
 (or depend on) a ``spark-warehouse`` or ``metastore_db`` in the working directory.
 
 ``pytest --connect`` makes that session a Spark Connect client of a local Connect server
-(``SparkSession.builder.remote("local[2]")``, pyspark's own, no extra jar): the public-API
-tests run a second time that way. Tests of what only a classic session has are marked
-``classic_only`` and deselected there.
+(``connect_server.py``: pyspark's own, no extra jar, no sparkdelta on its side): every
+test that uses that session runs a second time that way (``scripts/test.sh`` runs both
+passes). Tests of what only a classic session has are marked ``classic_only`` and
+deselected there.
 """
 
 from __future__ import annotations
@@ -65,12 +66,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--connect``, only tests that use the Spark session, less the classic-only ones."""
     if not config.getoption("--connect"):
         return
-    classic = [item for item in items if item.get_closest_marker("classic_only")]
-    if classic:
-        config.hook.pytest_deselected(items=classic)
-        items[:] = [item for item in items if not item.get_closest_marker("classic_only")]
+    kept = [
+        item for item in items if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("classic_only")
+    ]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")
@@ -86,19 +90,28 @@ def spark(connect: bool, tmp_path_factory: pytest.TempPathFactory) -> Iterator[p
 
     import sparkdelta
 
-    builder = SparkSession.builder.appName("sparkdelta-tests")
-    builder = builder.remote("local[2]") if connect else builder.master("local[2]")
-    for key, value in catalog_configs(tmp_path_factory.mktemp("catalog")).items():
-        builder = builder.config(key, value)
+    configs = catalog_configs(tmp_path_factory.mktemp("catalog"))
     classpath = hadoop_aws_classpath()
     if classpath:
-        builder = builder.config("spark.driver.extraClassPath", classpath)
+        configs["spark.driver.extraClassPath"] = classpath
+    server = None
+    if connect:
+        from connect_server import ConnectServer
+
+        server = ConnectServer(tmp_path_factory.mktemp("connect"), configs)
+        builder = SparkSession.builder.remote(server.url)
+    else:
+        builder = SparkSession.builder.appName("sparkdelta-tests").master("local[2]")
+        for key, value in configs.items():
+            builder = builder.config(key, value)
     session = sparkdelta.configure(builder).getOrCreate()
     if not connect:
         session.sparkContext.setLogLevel("ERROR")
     session.conf.set("spark.sql.shuffle.partitions", "4")
     yield session
     session.stop()
+    if server is not None:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

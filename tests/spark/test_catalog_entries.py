@@ -35,7 +35,7 @@ from sparkdelta.spark.catalog import (
 from sparkdelta.spark.delta_provider import DeltaSource
 from sparkdelta.spark.identifiers import parse_identifier, split_identifier
 from sparkdelta.spark.session_catalog import check_metastore_free, release_delta_spark_catalog
-from sparkdelta.spark.session_facts import default_parallelism, job_tag, spark_sql
+from sparkdelta.spark.session_facts import default_parallelism, spark_sql
 from sparkdelta.spark.source import ensure_delta_source
 
 NAMES = [
@@ -203,9 +203,6 @@ def test_session_facts(spark: SparkSession) -> None:
     check_metastore_free(spark)  # this session's own metastore (or its server's) is no conflict
     release_delta_spark_catalog(spark)
     assert default_parallelism(spark) == 2  # the tests' master is local[2]
-    with job_tag(spark, "sparkdelta-test"):
-        assert "sparkdelta-test" in spark.getTags()
-    assert "sparkdelta-test" not in spark.getTags()
 
 
 @pytest.mark.classic_only

@@ -4,7 +4,9 @@ Progress and logs go to stderr, the summary to stdout (``--json`` makes it JSON)
 ``lakehouse run --json | jq`` works. ``--master`` runs the same job on a Spark cluster
 whose driver and executors all see the warehouse: a shared directory, or an object store
 (``--warehouse s3a://bucket/lake`` with ``--conf spark.hadoop.fs.s3a.*`` settings, or the
-``AWS_*`` environment, and the cluster's S3A connector).
+``AWS_*`` environment, and the cluster's S3A connector). ``--remote sc://host:15002``
+runs it on a Spark Connect server instead: sparkdelta runs here, the server does the
+data work, and both must see the warehouse.
 """
 
 from __future__ import annotations
@@ -32,19 +34,24 @@ DEFAULTS = FeedSpec()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def session(master: str, driver_memory: str, conf: tuple[str, ...] = ()) -> SparkSession:
+def session(master: str, driver_memory: str, conf: tuple[str, ...] = (), remote: str | None = None) -> SparkSession:
     """A sparkdelta session for the job: tables by path, so no metastore in the working directory.
-    ``conf`` holds ``KEY=VALUE`` settings, as ``spark-submit --conf`` takes them."""
+    ``conf`` holds ``KEY=VALUE`` settings, as ``spark-submit --conf`` takes them. With
+    ``remote``, a Spark Connect session of that server, which keeps its own settings and
+    catalog (``conf`` can then set session settings only)."""
     import sparkdelta
 
-    builder = (
-        SparkSession.builder.appName("lakehouse")
-        .master(master)
-        .config("spark.driver.memory", driver_memory)
-        .config("spark.ui.showConsoleProgress", "false")  # rich shows the stages instead
-        .config("spark.log.level", "ERROR")  # setLogLevel at startup, for classic and Connect sessions alike
-        .config("spark.sql.catalogImplementation", "in-memory")
-    )
+    if remote:
+        builder = SparkSession.builder.remote(remote).appName("lakehouse")
+    else:
+        builder = (
+            SparkSession.builder.appName("lakehouse")
+            .master(master)
+            .config("spark.driver.memory", driver_memory)
+            .config("spark.ui.showConsoleProgress", "false")  # rich shows the stages instead
+            .config("spark.log.level", "ERROR")  # SparkContext.setLogLevel, from the start
+            .config("spark.sql.catalogImplementation", "in-memory")
+        )
     for setting in conf:
         key, equals, value = setting.partition("=")
         if not equals or not key.strip():
@@ -86,6 +93,12 @@ def _deadline(seconds: float) -> Callable[[], bool]:
 def spark_options(command: F) -> F:
     command = click.option(
         "--master", default=lambda: os.environ.get("SPARK_MASTER", "local[*]"), show_default="local[*]", help="Spark master URL."
+    )(command)
+    command = click.option(
+        "--remote",
+        metavar="URL",
+        default=lambda: os.environ.get("SPARK_REMOTE"),
+        help="A Spark Connect server (sc://host:15002) to run on, instead of --master; it must see the warehouse.",
     )(command)
     command = click.option("--driver-memory", default="2g", show_default=True, help="spark.driver.memory.")(command)
     command = click.option(
@@ -162,6 +175,7 @@ def run_command(
     driver_memory: str,
     conf: tuple[str, ...],
     master: str,
+    remote: str | None,
     rows_per_day: int,
     seed: int,
     start_date: str,
@@ -193,7 +207,7 @@ def run_command(
     progress = Console(stderr=True)
     until = None if run_for is None else _deadline(run_for)
     try:
-        summary = run(session(master, driver_memory, conf), config, console=progress, until=until)
+        summary = run(session(master, driver_memory, conf, remote), config, console=progress, until=until)
     except (ModeError, LandingColumnsError) as error:
         raise click.ClickException(str(error)) from error
     if as_json:
@@ -213,6 +227,7 @@ def generate_command(
     driver_memory: str,
     conf: tuple[str, ...],
     master: str,
+    remote: str | None,
     rows_per_day: int,
     seed: int,
     start_date: str,
@@ -223,7 +238,10 @@ def generate_command(
     """Drop more days into the landing folder (same options as the first run give the same files)."""
     spec = _feed(rows_per_day, seed, start_date, congestion_from)
     written = generate(
-        session(master, driver_memory, conf), spec, Warehouse(Location.of(warehouse)).landing, range(first_day, first_day + days)
+        session(master, driver_memory, conf, remote),
+        spec,
+        Warehouse(Location.of(warehouse)).landing,
+        range(first_day, first_day + days),
     )
     for path in written:
         click.echo(str(path))
@@ -232,9 +250,11 @@ def generate_command(
 @main.command("report")
 @spark_options
 @click.option("--output", help="HTML file to write, a local path or object-store URL (default: WAREHOUSE/report.html).")
-def report_command(warehouse: str, driver_memory: str, conf: tuple[str, ...], master: str, output: str | None) -> None:
+def report_command(
+    warehouse: str, driver_memory: str, conf: tuple[str, ...], master: str, remote: str | None, output: str | None
+) -> None:
     """Write a static HTML page: charts of the gold tables and the health of every table."""
     from .report import write_report
 
-    target = write_report(session(master, driver_memory, conf), Warehouse(Location.of(warehouse)), output)
+    target = write_report(session(master, driver_memory, conf, remote), Warehouse(Location.of(warehouse)), output)
     click.echo(str(target))

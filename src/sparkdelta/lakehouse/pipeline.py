@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import SparkSession
 from rich.console import Console
 
-from ..spark.session_facts import job_tag
+from ..spark.job_tags import tagged
 from . import bronze, generator, gold, maintenance, markers, silver, streams
 from .generator import FeedSpec
 from .summary import RunSummary
@@ -79,7 +79,7 @@ def run(
     @contextmanager
     def stage(name: str, doing: str) -> Iterator[None]:
         started = time.perf_counter()
-        with job_tag(spark, f"lakehouse-{name}"), console.status(doing) if console else nullcontext():
+        with tagged(spark, f"lakehouse {name}"), console.status(doing) if console else nullcontext():
             yield
         summary.seconds[name] = time.perf_counter() - started
         if console:

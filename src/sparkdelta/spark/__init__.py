@@ -8,7 +8,14 @@ SQL on sqlglot), with ``session.py`` and ``hooks.py`` routing Spark's own API to
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
+
+if importlib.util.find_spec("pyspark") is None:
+    raise ImportError(
+        "sparkdelta's Spark surfaces need PySpark: pip install 'sparkdelta[spark]' (a local or cluster Spark) "
+        "or 'sparkdelta[connect]' (a Spark Connect client, no JVM); a Spark runtime's own pyspark does too"
+    )
 
 __all__ = ["configure", "spark_session"]
 

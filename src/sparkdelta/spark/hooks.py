@@ -1,8 +1,9 @@
 """Route ``format("delta")`` on Spark's DataFrameReader and DataFrameWriter to sparkdelta.
 
 The wrappers remember the format, options, mode and partition columns set on a reader or
-writer (Spark keeps them on the JVM side, out of Python's reach) and, for ``delta``
-only, call sparkdelta instead of the JVM data source.
+writer (a classic session keeps them on the JVM side, out of Python's reach) and, for
+``delta`` only, call sparkdelta instead of Spark's data source. The same wrappers go on
+the classic and the Spark Connect classes (``pyspark_classes.py``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
-from pyspark.sql.sql_formatter import SQLStringFormatter
 
 from ..exceptions import DeltaIllegalArgumentException, spark_errors
 from .catalog import is_delta_table_name
@@ -25,6 +24,7 @@ from .named_tables import insert_into as insert_into_delta
 from .named_tables import read_table
 from .named_tables import save_as_table as save_delta_table
 from .options import DeltaOptions, keyed
+from .pyspark_classes import Family, families, reader_session, writer_rows
 from .read.scan import filter_with_pruning, input_files_from_log
 from .read.scan import load as load_delta
 from .recorded import record_format, record_option, record_options, recording, settings_of
@@ -70,7 +70,7 @@ def _reader_load(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
             return original(self, path, format, schema, **options)
         if not isinstance(path, str):
             raise DeltaIllegalArgumentException("format('delta').load() needs one table path")
-        return load_delta(self._spark, path, _parsed(state, options))
+        return load_delta(reader_session(self), path, _parsed(state, options))
 
     return load
 
@@ -92,7 +92,7 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
         if path is None:
             raise DeltaIllegalArgumentException("format('delta').save() needs a table path")
         write_dataframe(
-            self._df,
+            writer_rows(self),
             path,
             mode=(mode or state["mode"] or "errorifexists"),
             partition_by=_partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
@@ -122,11 +122,11 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
     ) -> None:
         state = settings_of(self)
         chosen = (format or state["format"] or "").lower()
-        spark = self._df.sparkSession
-        if chosen != DELTA and not (chosen == "" and is_delta_table_name(spark, name)):
+        rows = writer_rows(self)
+        if chosen != DELTA and not (chosen == "" and is_delta_table_name(rows.sparkSession, name)):
             return original(self, name, format, mode, partitionBy, **options)
         save_delta_table(
-            self._df,
+            rows,
             name,
             mode or state["mode"] or "errorifexists",
             _partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
@@ -141,9 +141,10 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
 def _writer_insert_into(original: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(original)
     def insert_into(self: DataFrameWriter, tableName: str, overwrite: bool | None = None) -> None:
-        if not is_delta_table_name(self._df.sparkSession, tableName):
+        rows = writer_rows(self)
+        if not is_delta_table_name(rows.sparkSession, tableName):
             return original(self, tableName, overwrite)
-        insert_into_delta(self._df, tableName, bool(overwrite) or (settings_of(self)["mode"] or "").lower() == "overwrite")
+        insert_into_delta(rows, tableName, bool(overwrite) or (settings_of(self)["mode"] or "").lower() == "overwrite")
         return None
 
     return insert_into
@@ -152,9 +153,10 @@ def _writer_insert_into(original: Callable[..., None]) -> Callable[..., None]:
 def _reader_table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     def table(self: DataFrameReader, tableName: str) -> DataFrame:
-        if not is_delta_table_name(self._spark, tableName):
+        spark = reader_session(self)
+        if not is_delta_table_name(spark, tableName):
             return original(self, tableName)
-        return read_table(self._spark, tableName, _parsed(settings_of(self), {}))
+        return read_table(spark, tableName, _parsed(settings_of(self), {}))
 
     return table
 
@@ -176,7 +178,7 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
         ensure_delta_source(self)  # before Spark reaches the catalog: its metastore must be free
         if not kwargs:
             return run_sql(self, sqlQuery, original, args)
-        formatter = SQLStringFormatter(self)  # {name} placeholders, as Spark formats them
+        formatter = sql_formatter(self)  # {name} placeholders, as Spark formats them
         try:
             return run_sql(self, formatter.format(sqlQuery, **kwargs), original, args)
         finally:
@@ -194,38 +196,57 @@ def _session_init(original: Callable[..., None]) -> Callable[..., None]:
     return init
 
 
+def sql_formatter(spark: SparkSession) -> Any:
+    """The formatter Spark's own ``spark.sql(query, **kwargs)`` uses for this kind of session."""
+    if type(spark).__module__.startswith("pyspark.sql.connect."):
+        from pyspark.sql.connect.sql_formatter import SQLStringFormatter as ConnectFormatter
+
+        return ConnectFormatter(spark)
+    from pyspark.sql.sql_formatter import SQLStringFormatter
+
+    return SQLStringFormatter(spark)
+
+
+def _install_family(family: Family) -> None:
+    """Wrap one implementation's reader, writers, DataFrame and session classes."""
+    reader, writer, dataframe, session = family.reader, family.writer, family.dataframe, family.session
+    for cls in (reader, writer):
+        cls.format = recording(cls.format, record_format)
+        cls.option = recording(cls.option, record_option)
+        cls.options = recording(cls.options, record_options)
+    writer.mode = recording(writer.mode, _record_mode)
+    writer.partitionBy = recording(writer.partitionBy, _record_partition_by)
+    writer.clusterBy = recording(writer.clusterBy, _record_cluster_by)
+    reader.load = _reader_load(reader.load)
+    dataframe.filter = filter_with_pruning(dataframe.filter)
+    dataframe.where = filter_with_pruning(dataframe.where)
+    dataframe.inputFiles = input_files_from_log(dataframe.inputFiles)
+    writer.save = _writer_save(writer.save)
+    writer.saveAsTable = _writer_save_as_table(writer.saveAsTable)
+    writer.insertInto = _writer_insert_into(writer.insertInto)
+    reader.table = _reader_table(reader.table)
+    session.table = _session_table(session.table)
+    session.sql = _session_sql(session.sql)
+    if family.name == "classic":
+        # Sessions built with delta-spark's settings, by any code, before or after this call.
+        # A Connect server's catalog is the server's own, out of the client's reach.
+        session.__init__ = _session_init(session.__init__)
+    install_writer_v2(family.writer_v2)
+
+
 def install() -> None:
-    """Wrap the reader, the writers (``write``, ``writeTo``, ``writeStream``), ``DataFrame.filter`` and session creation once per process."""
+    """Wrap the readers, the writers (``write``, ``writeTo``, ``writeStream``), ``DataFrame.filter`` and session creation once per process."""
     if getattr(DataFrameReader, "_sparkdelta_installed", False):
         return
     # Python workers (the streaming source, the data source) must import sparkdelta: they run
     # this interpreter unless the user chose one. Read when a SparkContext starts.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    for cls in (DataFrameReader, DataFrameWriter):
-        cls.format = recording(cls.format, record_format)  # type: ignore[method-assign]
-        cls.option = recording(cls.option, record_option)  # type: ignore[method-assign]
-        cls.options = recording(cls.options, record_options)  # type: ignore[method-assign]
-    DataFrameWriter.mode = recording(DataFrameWriter.mode, _record_mode)  # type: ignore[method-assign]
-    DataFrameWriter.partitionBy = recording(DataFrameWriter.partitionBy, _record_partition_by)  # type: ignore[method-assign]
-    DataFrameWriter.clusterBy = recording(DataFrameWriter.clusterBy, _record_cluster_by)  # type: ignore[method-assign]
-    DataFrameReader.load = _reader_load(DataFrameReader.load)  # type: ignore[method-assign]
-    pruning_filter = filter_with_pruning(ClassicDataFrame.filter)
-    ClassicDataFrame.filter = pruning_filter  # type: ignore[method-assign]
-    ClassicDataFrame.where = pruning_filter  # type: ignore[method-assign]
-    ClassicDataFrame.inputFiles = input_files_from_log(ClassicDataFrame.inputFiles)  # type: ignore[method-assign]
-    DataFrameWriter.save = _writer_save(DataFrameWriter.save)  # type: ignore[method-assign]
-    DataFrameWriter.saveAsTable = _writer_save_as_table(DataFrameWriter.saveAsTable)  # type: ignore[method-assign]
-    DataFrameWriter.insertInto = _writer_insert_into(DataFrameWriter.insertInto)  # type: ignore[method-assign]
-    DataFrameReader.table = _reader_table(DataFrameReader.table)  # type: ignore[method-assign]
-    SparkSession.table = _session_table(SparkSession.table)  # type: ignore[method-assign]
-    SparkSession.sql = _session_sql(SparkSession.sql)  # type: ignore[method-assign]
-    # Sessions built with delta-spark's settings, by any code, before or after this call.
-    SparkSession.__init__ = _session_init(SparkSession.__init__)  # type: ignore[method-assign]
+    for family in families():
+        _install_family(family)
     active = SparkSession.getActiveSession()
     if active is not None:
         release_delta_spark_catalog(active)
     register_post_commit_hook("auto compaction", auto_compact)
     install_stream_reader()
     install_stream_writer()
-    install_writer_v2()
     DataFrameReader._sparkdelta_installed = True  # type: ignore[attr-defined]

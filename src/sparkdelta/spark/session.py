@@ -17,7 +17,6 @@ import os
 import sys
 from pathlib import Path
 
-from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from .hooks import install
@@ -40,9 +39,36 @@ DEFAULT_CONFIGS = {
     # DML caches joined rows it reads several times; without this, adaptive execution cannot
     # coalesce a cached plan's partitions and each later pass runs one task per shuffle partition.
     "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "true",
-    # Named tables persist in the embedded Hive metastore (see session_catalog.py for where).
-    "spark.sql.catalogImplementation": "hive",
 }
+# ...and for a classic session, whose catalog is the client's own: named tables persist in
+# the embedded Hive metastore (see session_catalog.py for where). A Spark Connect server
+# keeps the catalog it was started with.
+CLASSIC_CONFIGS = {"spark.sql.catalogImplementation": "hive"}
+
+
+def builds_connect_session(builder: SparkSession.Builder) -> bool:
+    """Whether ``builder`` makes a Spark Connect session, by PySpark's own rules."""
+    from pyspark.util import is_remote_only
+
+    options = builder._options
+    return (
+        is_remote_only()
+        or "spark.remote" in options
+        or "SPARK_REMOTE" in os.environ
+        or "SPARK_CONNECT_MODE_ENABLED" in os.environ
+        or str(options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))).lower() == "connect"
+    )
+
+
+def _session_runs(connect: bool) -> bool:
+    """Whether ``getOrCreate`` would return a running session rather than make one."""
+    if connect:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        return ConnectSession.getActiveSession() is not None or ConnectSession._get_default_session() is not None
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
 
 
 def _without_delta_spark_settings(builder: SparkSession.Builder) -> None:
@@ -67,17 +93,22 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     Settings already on ``builder`` win over sparkdelta's. When a session already runs,
     ``getOrCreate`` returns it, and sparkdelta adds nothing to it (Spark would apply the
     additions to the running session); Delta still works there, through the same wrappers.
+    A Spark Connect builder gets only session settings: its server's catalog and static
+    settings are the server's.
     delta-spark's JVM settings are dropped with a warning: their classes are not installed.
     Python workers run the driver's interpreter unless ``PYSPARK_PYTHON`` says otherwise.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     _without_delta_spark_settings(builder)
     install()
-    if SparkContext._active_spark_context is not None:
+    connect = builds_connect_session(builder)
+    if _session_runs(connect):
         return builder
     recommended = dict(DEFAULT_CONFIGS)
-    if builder._options.get("spark.sql.catalogImplementation", "hive") == "hive":
-        recommended.update(metastore_configs(builder._options, sparkdelta_home()))
+    if not connect:
+        recommended.update(CLASSIC_CONFIGS)
+        if builder._options.get("spark.sql.catalogImplementation", "hive") == "hive":
+            recommended.update(metastore_configs(builder._options, sparkdelta_home()))
     for key, value in recommended.items():
         if key not in builder._options:
             builder = builder.config(key, value)

@@ -24,7 +24,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from ..exceptions import DeltaAnalysisException, DeltaSparkSettingWarning
-from .session_facts import is_connect
+from .pyspark_classes import is_connect
 
 JDO_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
 WAREHOUSE = "spark.sql.warehouse.dir"

@@ -9,21 +9,10 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from pyspark.sql import DataFrame, SparkSession
 
 _SPLITS = re.compile(r"\bsplits=(\d+)")
-
-
-def is_connect(spark: SparkSession) -> bool:
-    """Whether ``spark`` is a Spark Connect client (its catalog and settings are the server's)."""
-    try:
-        from pyspark.sql.connect.session import SparkSession as ConnectSession
-    except ImportError:  # without the Connect client's packages there is no Connect session either
-        return False
-    return isinstance(spark, ConnectSession)
 
 
 def spark_sql(spark: SparkSession, query: str) -> DataFrame:
@@ -48,17 +37,3 @@ def default_parallelism(spark: SparkSession) -> int:
     if found is None:
         raise RuntimeError(f"sparkdelta: no splits in Spark's plan of range(): {plan}")
     return max(1, int(found.group(1)))
-
-
-@contextmanager
-def job_tag(spark: SparkSession, tag: str) -> Iterator[None]:
-    """Tag the Spark jobs this thread runs inside the block, with the session's ``addTag``.
-
-    A job description (``SparkContext.setJobDescription``) is a local property of the
-    driver, which a Connect client cannot set; tags are what both kinds of session offer to
-    mark jobs (``spark.job.tags`` in the event log, ``interruptTag``)."""
-    spark.addTag(tag)
-    try:
-        yield
-    finally:
-        spark.removeTag(tag)

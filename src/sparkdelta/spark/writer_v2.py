@@ -1,4 +1,4 @@
-"""Route ``df.writeTo(table)`` (pyspark's classic ``DataFrameWriterV2``) to sparkdelta for Delta tables.
+"""Route ``df.writeTo(table)`` (pyspark's ``DataFrameWriterV2``, classic or Connect) to sparkdelta for Delta tables.
 
 Spark keeps a ``DataFrameWriterV2``'s settings on the JVM side, and its session catalog has
 no Delta provider to run the statements with (``writer is not implemented``). So, as
@@ -14,15 +14,15 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql.readwriter import DataFrameWriterV2
-
 from ..exceptions import spark_errors
 from . import write_to
+from .pyspark_classes import writer_rows
 from .recorded import record_format, record_option, record_options, recording, settings_of
 
 
-def _record_table(settings: dict[str, Any], df: Any, table: str) -> None:
-    settings["table"] = table
+def _record_table(settings: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+    """The table name: classic's writer is built with (rows, table), Connect's with (plan, session, table)."""
+    settings["table"] = kwargs.get("table") or next(arg for arg in args if isinstance(arg, str))
 
 
 def _record_option(settings: dict[str, Any], key: str, value: Any) -> None:
@@ -61,20 +61,19 @@ def _statement(original: Callable[..., None], statement: str, run: Callable[...,
 
     @functools.wraps(original)
     @spark_errors
-    def wrapper(self: DataFrameWriterV2, *args: Any, **kwargs: Any) -> None:
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
         settings = settings_of(self)
         target = write_to.resolve(self._spark, settings["table"])
         if target is None or not write_to.serves(self._spark, target, statement, settings["format"]):
             return original(self, *args, **kwargs)
-        run(self._df, _write_to(settings), target, *args, **kwargs)
+        run(writer_rows(self), _write_to(settings), target, *args, **kwargs)
         return None
 
     return wrapper
 
 
-def install_writer_v2() -> None:
-    """Wrap ``DataFrameWriterV2`` (``hooks.install`` calls this once per process)."""
-    cls = DataFrameWriterV2
+def install_writer_v2(cls: type) -> None:
+    """Wrap a ``DataFrameWriterV2`` class (``hooks.install`` calls this once per class and process)."""
     recorded: dict[str, Callable[..., None]] = {
         "__init__": _record_table,
         "using": record_format,

@@ -45,6 +45,7 @@ from ...kernel.file_actions import file_paths
 from ...kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...kernel.storage import Storage
 from ..paths import absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
+from ..pyspark_classes import is_connect
 from .field_metadata import read_schema
 
 # Reader features this engine implements on top of the kernel's log replay.
@@ -260,31 +261,7 @@ def _scan(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields:
         listed = _scan_listed(reader, snapshot, folders, locations, spark_file_uris(snapshot.table_root, log_paths))
         if listed is not None:
             return listed
-    return _parquet(reader, [hadoop_path(location) for location in locations])
-
-
-def _parquet(reader: DataFrameReader, paths: list[str]) -> DataFrame:
-    """``reader.parquet(*paths)``, the paths sent to the JVM as one string.
-
-    PySpark hands a list to the JVM one element per py4j round trip (8 s for 100,000
-    files on 2 cores); one NUL-joined string, split in the JVM, is one call. A path
-    cannot hold a NUL, but one that did would take PySpark's way.
-    """
-    joined = "\0".join(paths)
-    if joined.count("\0") != len(paths) - 1:
-        return reader.parquet(*paths)
-    jvm = reader._spark.sparkContext._jvm
-    assert jvm is not None
-    parts = jvm.java.util.regex.Pattern.compile("\0", 16).split(joined, -1)  # 16: Pattern.LITERAL
-    return reader._df(reader._jreader.parquet(jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(parts)))
-
-
-def _input_files(df: DataFrame) -> list[str]:
-    """``df.inputFiles()`` in one py4j call (PySpark fetches the array an element per call)."""
-    jvm = df.sparkSession.sparkContext._jvm
-    assert jvm is not None
-    joined = jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(df._jdf.inputFiles()).mkString("\0")
-    return joined.split("\0") if joined else []
+    return reader.parquet(*[hadoop_path(location) for location in locations])
 
 
 def input_file_name(key: str) -> str:
@@ -334,24 +311,42 @@ def _scan_listed(
     When the folders hold other files too (older versions, deletion vectors), a
     ``_metadata.file_path`` filter picks the log's: Spark prunes the listed files by it
     before opening any, though it also checks it on every row read (about 0.1 s per
-    million rows here, where a HEAD costs 10-30 ms on S3). Above ``_LISTED_SCAN_MAX_FILES``
-    files that filter is too long, and None says to name the files instead. A file the
-    log names that the listing lacks is an error, as a per-file read makes it.
+    million rows here, where a HEAD costs 10-30 ms on S3). A Spark Connect server plans
+    the read again at each action, listing the folders anew, so there the filter always
+    applies: files written after this read began must stay out of it. Above
+    ``_LISTED_SCAN_MAX_FILES`` files that filter is too long, and None says to name the
+    files instead. A file the log names that the listing lacks is an error, as a per-file
+    read makes it.
+
+    The kernel lists the folders after Spark has (``_spark_listing``), so what Spark
+    found is what the kernel found, less files deleted in between, which the check
+    catches.
     """
-    scanned = _parquet(reader, [hadoop_path(folder) for folder in folders])
-    listed = set(_input_files(scanned))
-    missing = [location for location, key in zip(locations, keys, strict=True) if input_file_name(key) not in listed]
+    scanned = reader.parquet(*[hadoop_path(folder) for folder in folders])
+    listed = _spark_listing(snapshot, folders)
+    missing = [location for location in locations if location not in listed]
     if missing:
         raise FileNotFoundError(
             f"{snapshot.table_root} version {snapshot.version}: {len(missing)} data file(s) the log names are not in "
             f"storage, e.g. {missing[0]} (deleted outside the log, or by a VACUUM with too short a retention?)"
         )
-    if len(listed) == len(keys):
-        return scanned  # the folders hold exactly the log's files
+    if len(listed) == len(locations) and not is_connect(scanned.sparkSession):
+        return scanned  # the folders hold exactly the log's files, and this plan keeps its listing
     if len(keys) > _LISTED_SCAN_MAX_FILES:
         return None
     names = ", ".join(f"'{key}'" for key in keys)  # _listing_folders left out quotes and backslashes
     return scanned.where(F.expr(f"_metadata.file_path IN ({names})"))
+
+
+def _spark_listing(snapshot: Snapshot, folders: list[str]) -> set[str]:
+    """The files Spark's file index finds under ``folders``: every file at any depth, less
+    hidden names (``spark_lists``) and files being copied in."""
+    return {
+        status.path
+        for folder in folders
+        for status in snapshot.storage.list_tree(folder, spark_lists)
+        if spark_lists(status.name) and not status.name.endswith("._COPYING_")
+    }
 
 
 def _scan_without_deleted_rows(

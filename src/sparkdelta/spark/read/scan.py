@@ -93,7 +93,7 @@ def load(spark: SparkSession, path: str, options: DeltaOptions) -> DataFrame:
 
 def scan_info(df: DataFrame) -> ScanInfo | None:
     """The Delta scan behind ``df``, if it is a (filtered) Delta read."""
-    return getattr(df, SCAN_ATTRIBUTE, None)
+    return df.__dict__.get(SCAN_ATTRIBUTE)  # not getattr: a DataFrame's __getattr__ asks Spark for its columns
 
 
 def filter_with_pruning(original: Any) -> Any:
@@ -126,4 +126,5 @@ def input_files_from_log(original: Any) -> Any:
         return [input_file_name(key) for key in spark_file_uris(info.snapshot.table_root, file_paths(info.files))]
 
     input_files.__doc__ = original.__doc__
+    input_files.__wrapped__ = original  # type: ignore[attr-defined]
     return input_files

@@ -235,7 +235,7 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
         if layout.optimize_write:
             df = df.hint("rebalance", *[f"`{c}`" for c in layout.partition_columns])
         writer = (
-            df.write.mode("errorifexists")
+            df.write.mode("error")
             .option("compression", "snappy")
             .options(**_NO_VARIANT_SHREDDING)
             .options(**storage.engine_options)

@@ -61,6 +61,7 @@ from ....kernel.identity import marks_committed
 from ....kernel.protocol import require_writable
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...conf import USER_METADATA, get_str
+from ...job_tags import tagged
 from ...read.parquet import read_files, spark_schema, without_field_metadata
 from ...read.predicates import Condition, kernel_predicate, schema_probe
 from ...write.dataframe import (
@@ -310,15 +311,13 @@ class DmlCommit:
 
     @contextlib.contextmanager
     def timed(self, metric: str, description: str) -> Iterator[None]:
-        """Add the block's wall time to ``metric`` (ms); its Spark jobs show ``description`` in the UI."""
-        context = self.spark.sparkContext
-        context.setJobDescription(f"{self.operation} {self.snapshot.table_root}: {description}")
+        """Add the block's wall time to ``metric`` (ms); its Spark jobs carry ``description`` as a tag."""
         start = time.monotonic()
         try:
-            yield
+            with tagged(self.spark, f"{self.operation} {self.snapshot.table_root}: {description}"):
+                yield
         finally:
             self.metrics[metric] += int((time.monotonic() - start) * 1000)
-            context.setJobDescription(None)  # type: ignore[arg-type]
 
     def read(self, files: pa.Table, condition: Condition | None = None, predicate: S.Predicate | None = None) -> None:
         """Record what the outcome depends on: ``files``, and the partitions ``condition`` selects.

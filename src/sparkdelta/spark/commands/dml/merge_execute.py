@@ -170,13 +170,16 @@ def _observed(observation: Observation) -> dict[str, int] | None:
 
     Adaptive execution replaces a plan above a shuffle that came out empty (a partitioned
     write's ``repartition``) by an empty relation, and an observation below that shuffle
-    is then never reported (``Observation.get`` fails with an AssertionError from
-    ``toPyRow``). That happens only when no row reached the write, so the caller knows
-    the counts from that, or counts again (a job of its own in that case only).
+    is then never reported (``Observation.get`` fails with an AssertionError: from
+    ``toPyRow`` in a classic session, ``NO_OBSERVE_BEFORE_GET`` in a Connect one). That
+    happens only when no row reached the write, so the caller knows the counts from that,
+    or counts again (a job of its own in that case only).
     """
-    if observation._jo is not None and observation._jo.getRow().size() == 0:
+    try:
+        observed = observation.get
+    except AssertionError:
         return None
-    return {name: int(value) for name, value in observation.get.items()}
+    return {name: int(value) for name, value in observed.items()} if observed else None
 
 
 def _by_code(observation: Observation, recount: Callable[[], dict[int, int]]) -> dict[int, int]:

@@ -93,8 +93,9 @@ def _updated(rows: DataFrame, values: dict[str, Column], generated: list[StructF
     def pick(new: Column, name: str) -> Column:
         return F.when(F.col(_HIT), new).otherwise(_col(name)) if only_hits else new
 
-    assigned = rows.withColumns({name: pick(value, name) for name, value in values.items()})
-    return assigned.withColumns({f.name: pick(generated_value(f), f.name) for f in generated})
+    assigned = rows.withColumns({name: pick(value, name) for name, value in values.items()}) if values else rows
+    # Connect's withColumns refuses an empty mapping.
+    return assigned.withColumns({f.name: pick(generated_value(f), f.name) for f in generated}) if generated else assigned
 
 
 def update(
