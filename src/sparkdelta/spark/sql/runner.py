@@ -26,7 +26,7 @@ from .commands import describe_table
 from .create import is_delta_create, run_delta_statement
 from .dialect import DeltaSpark, ShowTblProperties, parse
 from .dml import HANDLERS as DML_HANDLERS
-from .reads import SparkSql, delta_location, delta_views, has_delta_reference, query_dataframe, run_query, table_name
+from .reads import SparkSql, delta_location, has_delta_reference, query_dataframe, run_query, table_name
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
@@ -150,8 +150,7 @@ def _statement_reading_delta(spark: SparkSession, statement: exp.Expression, ori
         rows = query_dataframe(spark, query, original_sql)
         rows.write.insertInto(table_name(statement.this), overwrite=bool(statement.args.get("overwrite")))
         return spark.range(0).select()
-    with delta_views(spark, statement, original_sql, drop=False) as rewritten:
-        return original_sql(spark, rewritten.sql(dialect=DeltaSpark))
+    return run_query(spark, statement, original_sql)
 
 
 def _targets_delta(spark: SparkSession, statement: exp.Expression) -> bool:
