@@ -211,6 +211,13 @@ def typed_literal(value: Any, data_type: DataType) -> Expr:
     """A literal whose type a Column API states (Connect's ``LiteralExpression``, the JVM's ``typedLit``)."""
     if value is None:
         return Lit(None, data_type)
+    # Connect's LiteralExpression holds dates as epoch days and timestamps as epoch microseconds.
+    if isinstance(value, int) and isinstance(data_type, DateType):
+        return Lit(dt.date(1970, 1, 1) + dt.timedelta(days=value), data_type)
+    if isinstance(value, int) and isinstance(data_type, TimestampType):
+        return timestamp_literal(value)
+    if isinstance(value, int) and isinstance(data_type, TimestampNTZType):
+        return Lit(dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=value), data_type)
     if isinstance(data_type, TimestampType) and isinstance(value, dt.datetime):
         return timestamp_literal(TimestampType().toInternal(value))
     if isinstance(data_type, TimestampNTZType) and isinstance(value, dt.datetime):
@@ -282,15 +289,15 @@ def from_sql(text: str) -> Expr:
 
 def _number(text: str) -> Expr:
     if "e" in text.lower():
-        value = float(text)
-        return Opaque("unparsed") if math.isinf(value) else Lit(value, DoubleType())
+        number = float(text)
+        return Opaque("unparsed") if math.isinf(number) else Lit(number, DoubleType())
     if "." in text:
-        value = Decimal(text)
-        return Lit(value, decimal_type(value))
+        decimal = Decimal(text)
+        return Lit(decimal, decimal_type(decimal))
     return integer_literal(int(text))
 
 
-_SUFFIX_BITS = {ByteType: 8, ShortType: 16, IntegerType: 32, LongType: 64}
+_SUFFIX_BITS: dict[type[DataType], int] = {ByteType: 8, ShortType: 16, IntegerType: 32, LongType: 64}
 
 
 def _suffixed(text: str, target: DataType) -> Expr:
