@@ -84,8 +84,8 @@ def _literal(value: Any) -> exp.Expression:
 def _passing_args(original_sql: SparkSql, text: str, args: Any) -> SparkSql:
     """Spark's ``sql`` that hands ``args`` on when it is given this very statement."""
 
-    def spark_sql(session: SparkSession, query: str) -> DataFrame:
-        return original_sql(session, query, args) if query == text else original_sql(session, query)
+    def spark_sql(session: SparkSession, query: str, *more: Any, **frames: Any) -> DataFrame:
+        return original_sql(session, query, args) if query == text else original_sql(session, query, *more, **frames)
 
     return spark_sql
 
