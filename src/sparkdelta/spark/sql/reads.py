@@ -169,7 +169,9 @@ def delta_frames(
         condition = _single_table_filter(rewritten, table)
         if condition is not None:
             try:
-                df = df.where(condition)
+                filtered = df.where(condition)
+                filtered.schema  # noqa: B018 - a Connect session analyzes only when asked
+                df = filtered
             except AnalysisException:
                 pass  # Spark reports it against the whole query below
         name = f"{_PLACEHOLDER}{uuid.uuid4().hex}"
