@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StructField, StructType
 
 from ...exceptions import DeltaIllegalArgumentException
@@ -193,7 +194,7 @@ def read_files(
     output = [*schema.fields, *extra_fields]
 
     if files.num_rows == 0:
-        labels = spark.createDataFrame(files.select(list(file_columns))).schema.fields if file_columns else []
+        labels = from_arrow_schema(files.select(list(file_columns)).schema).fields if file_columns else []
         return spark.createDataFrame([], StructType([*output, *labels]))
     missing = [name for name in (DELETION_VECTOR, PARTITION_VALUES) if name not in files.column_names]
     if missing:

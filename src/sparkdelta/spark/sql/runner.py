@@ -164,7 +164,7 @@ def _targets_delta(spark: SparkSession, statement: exp.Expression) -> bool:
 def run_sql(spark: SparkSession, text: str, original_sql: SparkSql | None = None, args: Any = None) -> DataFrame:
     """Run every statement in ``text``; the last one's DataFrame. ``args`` are Spark's
     parameter values (a dict for ``:name`` markers, a list for ``?``)."""
-    run_original = original_sql or _original_sql()
+    run_original = original_sql or _original_sql(spark)
     statements = split_statements(text)
     if not statements:
         raise DeltaAnalysisException("no SQL statement given")
@@ -175,7 +175,7 @@ def run_sql(spark: SparkSession, text: str, original_sql: SparkSql | None = None
     return result
 
 
-def _original_sql() -> SparkSql:
-    """Spark's own ``SparkSession.sql``, beneath sparkdelta's hook."""
-    sql = SparkSession.sql
+def _original_sql(spark: SparkSession) -> SparkSql:
+    """Spark's own ``sql`` of ``spark``'s kind of session (classic or Connect), beneath sparkdelta's hook."""
+    sql = type(spark).sql
     return getattr(sql, "__wrapped__", sql)
