@@ -47,7 +47,11 @@ def _free_port() -> int:
 class ConnectServer:
     """A local Spark Connect server process; ``url`` is what ``SparkSession.builder.remote`` takes."""
 
-    def __init__(self, workdir: Path, configs: Mapping[str, str] | None = None, master: str = "local[2]") -> None:
+    def __init__(
+        self, workdir: Path, configs: Mapping[str, str] | None = None, master: str = "local[2]", hidden: Path | None = None
+    ) -> None:
+        """``hidden``: a directory the server sees empty (a tmpfs over it in a mount namespace of
+        its own, ``unshare``), as a server on another machine sees the client's local paths."""
         self.port = _free_port()
         self.url = f"sc://localhost:{self.port}"
         blocker = Path(tempfile.mkdtemp(dir=workdir))
@@ -66,6 +70,8 @@ class ConnectServer:
         ]
         for key, value in (configs or {}).items():
             command += ["--conf", f"{key}={value}"]
+        if hidden is not None:
+            command = ["unshare", "--mount", "sh", "-c", f'mount -t tmpfs none "{hidden}" && exec "$@"', "sh", *command]
         env = {
             **os.environ,
             "SPARK_HOME": str(spark_home),

@@ -46,6 +46,7 @@ from ..exceptions import DeltaAnalysisException
 from ..kernel import Metadata, Snapshot, TableNotFoundError
 from .catalog import CatalogEntry, default_location, is_temp_view, lookup, qualified_name, register, unregister
 from .commands.column_names import quoted
+from .expressions import resolve_condition
 from .identifiers import split_identifier
 from .options import DeltaOptions
 from .paths import normalize_location
@@ -340,9 +341,16 @@ def _predicate_sql(spark: SparkSession, snapshot: Snapshot, condition: Column | 
     """``condition`` resolved against the table, as SQL (delta-spark records it so); a string
     is a column name, as pyspark takes it. It must be a boolean predicate."""
     column = F.col(condition) if isinstance(condition, str) else condition
-    probe = schema_probe(spark, without_field_metadata(spark_schema(snapshot))).select(column.alias("condition"))
-    sql = str(probe._jdf.queryExecution().analyzed().projectList().head().child().sql())
-    if not isinstance(probe.schema.fields[0].dataType, BooleanType):
+    schema = without_field_metadata(spark_schema(snapshot))
+    probe = schema_probe(spark, schema).select(column.alias("condition"))
+    data_type = probe.schema.fields[0].dataType  # Spark's analysis: an unknown column fails here
+    sql = resolve_condition(spark, column, schema).sql()
+    if sql is None:
+        raise DeltaAnalysisException(
+            f"{label}: the overwrite condition {column} is not a predicate sparkdelta can record as Spark prints it",
+            errorClass="DELTA_UNSUPPORTED_OVERWRITE_CONDITION",
+        )
+    if not isinstance(data_type, BooleanType):
         raise DeltaAnalysisException(
             f"{label}: the overwrite condition {sql} is not a boolean predicate on the table's columns",
             errorClass="DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN",
