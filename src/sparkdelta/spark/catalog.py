@@ -189,8 +189,9 @@ def register(
     """Add ``name`` to the catalog as a Delta table at ``location``.
 
     A managed entry must be registered before anything is written at its location; Spark
-    chooses its location, which must be ``location`` (``default_location``), or the entry
-    is taken back out.
+    chooses its location, which must be ``location`` (``default_location``). An entry
+    Spark lists anywhere but ``location`` is taken back out and refused: data written
+    where the catalog does not point would be lost to readers of the name.
     """
     ensure_delta_source(spark)
     target = _name(spark, name)
