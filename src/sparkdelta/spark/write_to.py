@@ -47,6 +47,7 @@ from ..kernel import Metadata, Snapshot, TableNotFoundError
 from .catalog import CatalogEntry, default_location, is_temp_view, lookup, qualified_name, register, unregister
 from .commands.column_names import quoted
 from .expressions import resolve_condition
+from .expressions.tree import Call, Expr, Lit, Ref, from_column
 from .identifiers import split_identifier
 from .options import DeltaOptions
 from .paths import normalize_location
@@ -164,19 +165,24 @@ def partition_columns(partitioning: Sequence[Any], label: str) -> list[str]:
 
 def _column_node(column: Column) -> tuple[str, str | None]:
     """What a ``partitionedBy`` Column is: ("attribute", its name) for a top-level column,
-    ("bucket", ...) for ``bucket``, else ("expression", its SQL)."""
-    try:
-        node = column._jc.node()  # type: ignore[operator]
-        kind = str(node.getClass().getSimpleName())
-        if kind == "UnresolvedAttribute":
-            parts = node.nameParts()
-            if parts.size() == 1:
-                return "attribute", str(parts.apply(0))
-        if kind == "UnresolvedFunction" and str(node.functionName()).lower() == "bucket":
-            return "bucket", str(node.sql())
-        return "expression", str(node.sql())
-    except Exception:  # a pyspark without ColumnNode: the column's own rendering
-        return "expression", str(column)
+    ("bucket", ...) for ``bucket``, else ("expression", its text, as ``years(d)``)."""
+    tree = from_column(column)
+    if isinstance(tree, Ref) and len(tree.parts) == 1:
+        return "attribute", tree.parts[0]
+    kind = "bucket" if isinstance(tree, Call) and tree.name == "bucket" else "expression"
+    return kind, _transform_text(tree) or str(column)
+
+
+def _transform_text(tree: Expr) -> str | None:
+    """A partition transform as written (``years(d)``, ``bucket(4, id)``); None for other shapes."""
+    if isinstance(tree, Ref):
+        return ".".join(tree.parts)
+    if isinstance(tree, Lit):
+        return str(tree.value)
+    if isinstance(tree, Call):
+        args = [_transform_text(arg) for arg in tree.args]
+        return None if None in args else f"{tree.name}({', '.join(a for a in args if a is not None)})"
+    return None
 
 
 def _delta_options(write: WriteTo) -> DeltaOptions:
