@@ -38,6 +38,17 @@ sys.meta_path.insert(0, _NoSparkdelta())
 '''
 
 
+# What a Spark Connect client leaves in its process's environment (pyspark's own markers): a
+# child process inheriting them would build Connect sessions where it asks for classic ones.
+CONNECT_MARKERS = frozenset({"SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_API_MODE"})
+
+
+def classic_environment(exclude: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
+    """This process's environment for a child that builds classic sessions: without the
+    Connect markers (and ``exclude``)."""
+    return {key: value for key, value in os.environ.items() if key not in CONNECT_MARKERS | set(exclude)}
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
