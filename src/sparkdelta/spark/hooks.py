@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import string
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,7 @@ from .read.scan import load as load_delta
 from .recorded import record_format, record_option, record_options, recording, settings_of
 from .session_catalog import release_delta_spark_catalog
 from .source import ensure_delta_source
+from .sql.reads import frame_name
 from .sql.runner import run_sql
 from .stream.reader import install_stream_reader
 from .stream.sink import install_stream_writer
@@ -178,13 +180,41 @@ def _session_sql(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]
         ensure_delta_source(self)  # before Spark reaches the catalog: its metastore must be free
         if not kwargs:
             return run_sql(self, sqlQuery, original, args)
-        formatter = sql_formatter(self)  # {name} placeholders, as Spark formats them
-        try:
-            return run_sql(self, formatter.format(sqlQuery, **kwargs), original, args)
-        finally:
-            formatter.clear()
+        text, frames = _frames_placed(sqlQuery, kwargs)
+        others = {key: value for key, value in kwargs.items() if not isinstance(value, DataFrame)}
+        if others:  # the other arguments are formatted as Spark formats them
+            formatter = sql_formatter(self)
+            try:
+                text = formatter.format(text, **others)
+            finally:
+                formatter.clear()
+        else:
+            text = text.format()  # the escaped braces of the text itself
+        return run_sql(self, text, original, args, frames)
 
     return sql
+
+
+def _frames_placed(query: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, DataFrame]]:
+    """``query`` with each ``{name}`` of a DataFrame argument replaced by a placeholder that
+    sparkdelta's SQL binds when the statement runs (``reads.sql_with_frames``), and those
+    DataFrames by placeholder; the rest of the format string is kept for Spark's formatter."""
+    frames: dict[str, DataFrame] = {}
+    placed: dict[str, str] = {}
+    parts = []
+    for literal, field, spec, conversion in string.Formatter().parse(query):
+        parts.append(literal.replace("{", "{{").replace("}", "}}"))
+        if field is None:
+            continue
+        value = kwargs.get(field)
+        if isinstance(value, DataFrame) and not spec and not conversion:
+            if field not in placed:
+                placed[field] = frame_name()
+                frames[placed[field]] = value
+            parts.append(placed[field])
+        else:
+            parts.append("{" + field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
+    return "".join(parts), frames
 
 
 def _session_init(original: Callable[..., None]) -> Callable[..., None]:

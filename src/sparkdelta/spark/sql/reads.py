@@ -174,7 +174,7 @@ def delta_frames(
                 df = filtered
             except AnalysisException:
                 pass  # Spark reports it against the whole query below
-        name = f"{_PLACEHOLDER}{uuid.uuid4().hex}"
+        name = frame_name()
         frames[name] = df
         if isinstance(table.this, exp.Anonymous):
             table.set("alias", table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("table_changes")))
@@ -186,21 +186,39 @@ _PLACEHOLDER = "__sparkdelta_"
 _PLACEHELD = re.compile(rf"`?({_PLACEHOLDER}[0-9a-f]{{32}})`?")
 
 
+def frame_name() -> str:
+    """A fresh placeholder for a DataFrame in SQL text (``sql_with_frames`` binds it)."""
+    return f"{_PLACEHOLDER}{uuid.uuid4().hex}"
+
+
+def sql_with_frames(original_sql: SparkSql, bound: dict[str, DataFrame] | None = None) -> SparkSql:
+    """Spark's ``sql`` for text that names DataFrames by placeholder (``frame_name``): those
+    given to the call, and ``bound`` (the user's ``spark.sql(text, df=...)`` arguments).
+
+    Spark's own ``spark.sql(text, **frames)`` binds each ``{name}`` to its DataFrame: a
+    classic session through a temporary view for the statement's analysis, a Spark Connect
+    one by sending the DataFrames' plans with the statement (a Connect server analyzes a
+    query again at each action, so a view dropped after the call would be gone by then).
+    Braces of the text itself are escaped.
+    """
+
+    def sql(spark: SparkSession, text: str, args: Any = None, **frames: DataFrame) -> DataFrame:
+        named = {**(bound or {}), **frames}
+        used = {name: named[name] for name in dict.fromkeys(_PLACEHELD.findall(text)) if name in named}
+        if not used:
+            return original_sql(spark, text, args)
+        placeheld = _PLACEHELD.sub(r"{\1}", text.replace("{", "{{").replace("}", "}}"))
+        return original_sql(spark, placeheld, args, **used)
+
+    return sql
+
+
 def run_with_frames(
     spark: SparkSession, statement: exp.Expression, frames: dict[str, DataFrame], original_sql: SparkSql
 ) -> DataFrame:
-    """Run ``statement`` (from ``delta_frames``) with Spark's own ``spark.sql(text, **frames)``.
-
-    Spark binds each ``{name}`` to its DataFrame: a classic session through a temporary
-    view for the statement's analysis, a Spark Connect one by sending the DataFrames' plans
-    with the statement (a Connect server analyzes a query again at each action, so a view
-    dropped after the call would be gone by then). Braces of the text itself are escaped.
-    """
-    text = statement.sql(dialect=DeltaSpark)
-    if not frames:
-        return original_sql(spark, text)
-    placeheld = _PLACEHELD.sub(r"{\1}", text.replace("{", "{{").replace("}", "}}"))
-    return original_sql(spark, placeheld, None, **frames)
+    """Run ``statement`` (from ``delta_frames``) with its Delta DataFrames (``original_sql``
+    is ``sql_with_frames``'s, as ``run_sql`` makes it)."""
+    return original_sql(spark, statement.sql(dialect=DeltaSpark), None, **frames)
 
 
 def has_delta_reference(spark: SparkSession, statement: exp.Expression | exp.Query) -> bool:

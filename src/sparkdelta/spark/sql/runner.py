@@ -26,7 +26,7 @@ from .commands import describe_table
 from .create import is_delta_create, run_delta_statement
 from .dialect import DeltaSpark, ShowTblProperties, parse
 from .dml import HANDLERS as DML_HANDLERS
-from .reads import SparkSql, delta_location, has_delta_reference, query_dataframe, run_query, table_name
+from .reads import SparkSql, delta_location, has_delta_reference, query_dataframe, run_query, sql_with_frames, table_name
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
@@ -161,10 +161,17 @@ def _targets_delta(spark: SparkSession, statement: exp.Expression) -> bool:
 
 
 @spark_errors
-def run_sql(spark: SparkSession, text: str, original_sql: SparkSql | None = None, args: Any = None) -> DataFrame:
+def run_sql(
+    spark: SparkSession,
+    text: str,
+    original_sql: SparkSql | None = None,
+    args: Any = None,
+    frames: dict[str, DataFrame] | None = None,
+) -> DataFrame:
     """Run every statement in ``text``; the last one's DataFrame. ``args`` are Spark's
-    parameter values (a dict for ``:name`` markers, a list for ``?``)."""
-    run_original = original_sql or _original_sql(spark)
+    parameter values (a dict for ``:name`` markers, a list for ``?``); ``frames`` the
+    DataFrames ``text`` names by placeholder (``reads.frame_name``)."""
+    run_original = sql_with_frames(original_sql or _original_sql(spark), frames)
     statements = split_statements(text)
     if not statements:
         raise DeltaAnalysisException("no SQL statement given")
