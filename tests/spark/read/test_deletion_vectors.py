@@ -38,6 +38,7 @@ from sparkdelta.kernel.deletion_vectors import (
     DeletionVectorError,
     decode_bitmap_array,
     read_deletion_vector,
+    read_deletion_vectors,
     z85_decode,
 )
 from sparkdelta.kernel.storage import LocalStorage
@@ -172,6 +173,40 @@ def test_dvs_at_their_offsets_in_a_shared_dv_file(tmp_path: Path, storage: Any) 
     assert read(tmp_path, descriptor("u", where, len(blocks[1]) - 8, len(second), offsets[1]), storage) == second
     absolute = f"file:{tmp_path}/p1/deletion_vector_{name}.bin"
     assert read("/elsewhere", descriptor("p", absolute, len(blocks[1]) - 8, len(second), offsets[1]), storage) == second
+
+
+class CountingStorage(MemoryStorage):
+    """A store without local paths that counts whole-file reads."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+
+    def read(self, path: str) -> bytes:
+        self.reads.append(path)
+        return super().read(path)
+
+
+def test_each_dv_file_is_read_once_for_all_its_dvs(tmp_path: Path) -> None:
+    first, second = [1, 2, 3], WIDE_INDEXES
+    names = [uuid.uuid4(), uuid.uuid4()]
+    blocks = [framed(bitmap_array(first)), framed(bitmap_array(second))]
+    offsets = [write_dv_file(tmp_path / f"deletion_vector_{name}.bin", blocks) for name in names]
+    inline = bitmap_array([9])
+    dvs = [
+        (DeletionVectorDescriptor.from_dict(descriptor("u", z85_encode(name.bytes), len(block) - 8, len(rows), offset)), f"f{i}")
+        for i, (name, block, rows, offset) in enumerate(
+            [
+                (names[0], blocks[0], first, offsets[0][0]),
+                (names[1], blocks[1], second, offsets[1][1]),
+                (names[0], blocks[1], second, offsets[0][1]),
+            ]
+        )
+    ]
+    dvs.append((DeletionVectorDescriptor.from_dict(descriptor("i", z85_encode(inline), len(inline), 1)), "f3"))
+    storage = CountingStorage()
+    found = read_deletion_vectors(storage, str(tmp_path), dvs)
+    assert [rows.tolist() for rows in found] == [first, second, second, [9]]
+    assert sorted(storage.reads) == sorted(f"{tmp_path}/deletion_vector_{name}.bin" for name in names)
 
 
 def test_a_dv_file_delta_spark_wrote() -> None:
@@ -437,6 +472,18 @@ def test_a_dv_file_spelled_differently_fails_loudly_instead_of_keeping_deleted_r
     spelled = read_module.spark_file_uris
     monkeypatch.setattr(read_module, "spark_file_uris", lambda root, paths: ["file:/nowhere" + p for p in spelled(root, paths)])
     with pytest.raises(Exception, match="matches no file with a deletion vector"):
+        read_snapshot(spark, Table(str(tmp_path / "t")).snapshot()).collect()
+
+
+def test_a_dv_file_spelled_differently_fails_loudly_instead_of_dropping_its_dvs(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sparkdelta.spark.read.deletion_vectors as dv_module
+
+    _write_dv_table(tmp_path / "t")
+    spelled = dv_module.spark_file_uri
+    monkeypatch.setattr(dv_module, "spark_file_uri", lambda location: "file:/nowhere" + spelled(location))
+    with pytest.raises(Exception, match="matches no deletion vector file of"):
         read_snapshot(spark, Table(str(tmp_path / "t")).snapshot()).collect()
 
 

@@ -5,7 +5,8 @@ file, so each file's rows meet in one task, which returns the file's new deletio
 serialized DV (compact: at most a bit per row of the file) with its count; the code that
 does so is shipped by value (``spark/worker``), so the Spark server needs nothing of
 sparkdelta. The client unions each with the file's current DV, if it has one, writes the
-DVs into one ``deletion_vector_<uuid>.bin`` through the kernel's storage, and turns each
+DVs into ``deletion_vector_<uuid>.bin`` files (one per ``_DV_FILE_BYTES``) through the
+kernel's storage, and turns each
 file into a remove of the file with its old DV and an add of the same file with the new
 one (PROTOCOL.md, "Deletion Vectors"), or into a plain remove when no row is left.
 
