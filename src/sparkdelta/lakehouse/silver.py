@@ -181,13 +181,14 @@ def merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: S
     latest = F.col("_rank") == 1
     # Counted as the MERGE reads its source (once). Per ride: lines = distinct contents +
     # exact copies, and every content but the newest is superseded.
-    counts = Observation("silver_lines")
-    ranked = ranked.observe(
-        counts,
+    line_counts = [
         F.count(F.when(F.col("_copy") > 1, 1)).alias("duplicates"),
         (F.count(F.when(F.col("_copy") == 1, 1)) - F.count(F.when(latest, 1))).alias("superseded"),
         F.count(F.when(latest, 1)).alias("rides"),
-    )
+    ]
+    counts = Observation("silver_lines")
+    unobserved = ranked
+    ranked = ranked.observe(counts, *line_counts)
     newer = F.struct(*[F.col(f"s.{c}") for c in ORDER]) > F.struct(*[F.col(f"t.{c}") for c in ORDER])
     # A ride silver holds is updated only by a newer line with other content: resends change nothing.
     outcome = (
@@ -201,7 +202,9 @@ def merge(spark: SparkSession, valid: DataFrame, warehouse: Warehouse, result: S
     )
     if outcome is None:  # skipped: another run committed this batch since refine looked
         return
-    seen = counts.get
+    # A Spark Connect client learns an observation only from an action on its own plan, and
+    # MERGE materializes its source with a checkpoint: then the lines are counted again.
+    seen = counts.get or unobserved.agg(*line_counts).collect()[0].asDict()
     inserted, updated = outcome["num_inserted_rows"], outcome["num_updated_rows"]
     result.duplicates += seen["duplicates"]
     result.superseded += seen["superseded"]

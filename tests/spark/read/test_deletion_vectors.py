@@ -12,8 +12,6 @@ row-group skipping and file splits that make Spark's row index work for its livi
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import json
 import os
 import struct
@@ -27,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from oracles import conformance_root
+from plans import physical_plan
 from pyroaring import BitMap64
 from pyspark.sql import functions as F
 
@@ -387,12 +386,8 @@ def _ids(frame: Any) -> list[int]:
 
 
 def _plan(frame: Any) -> str:
-    """The physical plan, as ``explain`` prints it on a classic or a Connect session: before the
-    frame runs, the initial one only (adaptive execution adds the final one)."""
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        frame.explain()
-    return printed.getvalue()
+    """The physical plan: before the frame runs, the initial one only (adaptive execution adds the final one)."""
+    return physical_plan(frame)
 
 
 def test_spark_drops_exactly_the_deleted_rows(spark: Any, tmp_path: Path) -> None:

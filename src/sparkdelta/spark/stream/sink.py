@@ -36,7 +36,7 @@ from pyspark.sql.streaming.readwriter import DataStreamWriter
 from pyspark.sql.types import ArrayType, DataType, MapType, NullType, StructType
 
 from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException, DeltaRuntimeException, spark_errors
-from ..catalog import CatalogEntry, lookup, unregister
+from ..catalog import CatalogEntry, is_temp_view, lookup, unregister
 from ..commands.create_table import CreateTableResult, TableSpec, create_table
 from ..options import DeltaOptions
 from ..storage import open_table
@@ -301,11 +301,6 @@ def _start_path(writer: DataStreamWriter, path: str | None, start: Start) -> Str
     return _run(writer, _Sink(str(target), _checked(writer, str(target))), start)
 
 
-def _is_temp_view(spark: SparkSession, name: str) -> bool:
-    session = spark._jsparkSession.sessionState()
-    return bool(session.catalog().isTempView(session.sqlParser().parseMultipartIdentifier(name)))
-
-
 def _refuse_non_delta(entry: CatalogEntry) -> None:
     if entry.provider.lower() == "view":
         raise DeltaAnalysisException(f"Streaming into views {entry.name} is not supported.")
@@ -385,7 +380,7 @@ def _to_table(original: Start, start: Start) -> Callable[..., StreamingQuery]:
         **options: Any,
     ) -> StreamingQuery:
         _apply(self, format, outputMode, partitionBy, queryName, options)
-        if _settings(self).format != DELTA or _is_temp_view(self._spark, tableName):
+        if _settings(self).format != DELTA or is_temp_view(self._spark, tableName):
             return original(self, tableName)  # Spark refuses a temporary view by name
         return _start_table(self, tableName, start)
 

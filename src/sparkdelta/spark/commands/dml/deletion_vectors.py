@@ -43,6 +43,7 @@ from ....kernel.file_actions import remove_actions
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS
 from ....kernel.storage import Storage
 from ...paths import absolute_path
+from ...session_facts import default_parallelism
 from ...worker.deletion_vectors import DV, LAST_ROW, PATH, ROWS, deleted_rows_by_file
 from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
 
@@ -160,8 +161,8 @@ def store_deletion_vectors(spark: SparkSession, snapshot: Snapshot, files: pa.Ta
     one the file's current DV already deletes; the union checks it.
     """
     root = snapshot.table_root
-    # Without a count, adaptive execution sizes the tasks (spark.sql.shuffle.partitions, coalesced).
-    pairs = rows.select(FILE_PATH_COLUMN, ROW_INDEX_COLUMN).repartition(FILE_PATH_COLUMN)
+    tasks = max(1, min(files.num_rows, default_parallelism(spark)))
+    pairs = rows.select(FILE_PATH_COLUMN, ROW_INDEX_COLUMN).repartition(tasks, FILE_PATH_COLUMN)
     deleted = pairs.mapInArrow(deleted_rows_by_file, _DELETED_ROWS).toArrow()
     unknown = pc.invert(pc.is_in(deleted.column(PATH), value_set=files.column("path")))
     if pc.any(unknown).as_py():
