@@ -12,8 +12,8 @@ Everything a descriptor claims is checked (magic, size, checksum, cardinality): 
 mismatch means a corrupt or misread DV, and returning rows a DV deletes is never
 acceptable. Errors name the table, the data file and the DV.
 
-Writing is the reverse: ``write_deletion_vectors`` stores several DVs in one new
-``deletion_vector_<uuid>.bin`` file (as delta-spark does per task) and returns their
+Writing is the reverse: ``write_deletion_vectors`` stores several serialized DVs in one
+new ``deletion_vector_<uuid>.bin`` file (as delta-spark does per task) and returns their
 ``u`` descriptors; ``inline_descriptor`` keeps a small DV in the log instead.
 """
 
@@ -24,9 +24,11 @@ import base64
 import struct
 import uuid
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
 import numpy as np
@@ -42,6 +44,8 @@ _NATIVE_MAGIC = 1681511376
 _FILE_FORMAT_VERSION = 1
 # A UUID (16 bytes) is 20 Z85 characters; any characters before it are a directory prefix.
 _UUID_Z85_LENGTH = 20
+# DV files read at once (each a request on an object store).
+_READ_THREADS = 8
 
 _Z85_ALPHABET = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 _B85_ALPHABET = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
@@ -165,9 +169,10 @@ def inline_descriptor(bitmap: BitMap64) -> DeletionVectorDescriptor:
 
 
 def write_deletion_vectors(
-    storage: Storage, table_root: str, bitmaps: Sequence[BitMap64], prefix: str = ""
+    storage: Storage, table_root: str, vectors: Sequence[tuple[bytes, int]], prefix: str = ""
 ) -> list[DeletionVectorDescriptor]:
-    """Store ``bitmaps`` in one new DV file under ``table_root`` (in directory ``prefix``, if given).
+    """Store ``vectors`` (each a serialized RoaringBitmapArray and its cardinality) in one new DV
+    file under ``table_root`` (in directory ``prefix``, if given).
 
     The file is the version byte, then per DV its size, data and CRC-32 (big-endian), so
     each descriptor's offset points at its size field. The name holds a fresh UUID, so the
@@ -180,10 +185,9 @@ def write_deletion_vectors(
     position = 1
     descriptors = []
     path = relative_dv_path(dv_uuid, prefix)
-    for bitmap in bitmaps:
-        data = encode_bitmap_array(bitmap)
+    for data, cardinality in vectors:
         chunks.append(struct.pack(">I", len(data)) + data + struct.pack(">I", zlib.crc32(data)))
-        descriptors.append(DeletionVectorDescriptor("u", path, position, len(data), len(bitmap)))
+        descriptors.append(DeletionVectorDescriptor("u", path, position, len(data), cardinality))
         position += 4 + len(data) + 4
     target = descriptors[0].absolute_path(table_root) if descriptors else None
     if target is not None:
@@ -223,18 +227,24 @@ def _read_ranges(storage: Storage, path: str, ranges: list[tuple[int, int]]) -> 
     return [data[start : start + length] for start, length in ranges]
 
 
-def _stored_bitmap_bytes(storage: Storage, path: str, descriptor: DeletionVectorDescriptor) -> bytes:
-    """One DV's data from a DV file, with its framing (version, size, CRC-32) checked."""
+def _framing(descriptor: DeletionVectorDescriptor) -> tuple[int, int]:
+    """Where a DV's block (size, data, CRC-32) is in its DV file: (offset, length)."""
     # The spec reads an absent offset as 0, but byte 0 is the version: the first DV is at 1.
     offset = 1 if descriptor.offset is None else descriptor.offset
     size = descriptor.size_in_bytes
     if offset < 1 or size < 4:
         raise ValueError(f"offset {offset} and size {size} cannot frame a DV (offset >= 1, size >= 4)")
-    header, block = _read_ranges(storage, path, [(0, 1), (offset, 4 + size + 4)])
+    return offset, 4 + size + 4
+
+
+def _unframed(header: bytes, block: bytes, descriptor: DeletionVectorDescriptor) -> bytes:
+    """One DV's data from its DV file's version byte and its block, with the framing checked."""
+    offset, length = _framing(descriptor)
+    size = descriptor.size_in_bytes
     if header != bytes([_FILE_FORMAT_VERSION]):
         raise ValueError(f"file format version {header.hex() or 'missing'}, expected {_FILE_FORMAT_VERSION}")
-    if len(block) != 4 + size + 4:
-        raise ValueError(f"file ends {len(block)} bytes after offset {offset}; the DV needs {4 + size + 4}")
+    if len(block) != length:
+        raise ValueError(f"file ends {len(block)} bytes after offset {offset}; the DV needs {length}")
     (stored_size,) = struct.unpack_from(">I", block)
     if stored_size != size:
         raise ValueError(f"size at offset {offset} is {stored_size} bytes, the log says {size}")
@@ -253,25 +263,80 @@ def _inline_bitmap_bytes(descriptor: DeletionVectorDescriptor) -> bytes:
     return decoded[: descriptor.size_in_bytes]
 
 
-def read_deletion_vector(storage: Storage, table_root: str, descriptor: DeletionVectorDescriptor, data_file: str) -> np.ndarray:
-    """Sorted row indexes (uint64) that ``descriptor`` deletes from ``data_file``.
-
-    Raises ``DeletionVectorError`` naming the table, the data file and the DV file
-    (or the inline DV) when the DV is missing or fails a check.
-    """
-    where = "inline"
+@contextmanager
+def _naming(table_root: str, data_file: str, where: str) -> Iterator[None]:
+    """Turn a DV's failed check or read into a ``DeletionVectorError`` naming the table, the data file and the DV."""
     try:
-        path = descriptor.absolute_path(table_root)
-        if path is None:
-            data = _inline_bitmap_bytes(descriptor)
-        else:
-            where = f"in {path} at offset {descriptor.offset}"
-            data = _stored_bitmap_bytes(storage, path, descriptor)
-        bitmap = decode_bitmap_array(data)
-        if len(bitmap) != descriptor.cardinality:
-            raise ValueError(f"it holds {len(bitmap)} row indexes, the log's cardinality is {descriptor.cardinality}")
+        yield
     except (ValueError, OSError) as exc:
         raise DeletionVectorError(
             f"{table_root}: deletion vector of data file {data_file} ({where}) is unreadable: {exc}"
         ) from exc
+
+
+def inline_data(table_root: str, descriptor: DeletionVectorDescriptor, data_file: str) -> bytes:
+    """The serialized RoaringBitmapArray an inline (``i``) descriptor carries, its size checked."""
+    with _naming(table_root, data_file, "inline"):
+        return _inline_bitmap_bytes(descriptor)
+
+
+def dv_file(table_root: str, descriptor: DeletionVectorDescriptor, data_file: str) -> str | None:
+    """``descriptor.absolute_path``, failing as a DV read does (naming the data file) on a bad descriptor."""
+    with _naming(table_root, data_file, f"{descriptor.storage_type} {descriptor.path_or_inline_dv}"):
+        return descriptor.absolute_path(table_root)
+
+
+def _checked_indexes(data: bytes, descriptor: DeletionVectorDescriptor) -> np.ndarray:
+    bitmap = decode_bitmap_array(data)
+    if len(bitmap) != descriptor.cardinality:
+        raise ValueError(f"it holds {len(bitmap)} row indexes, the log's cardinality is {descriptor.cardinality}")
     return np.frombuffer(bitmap.to_array(), dtype=np.uint64)
+
+
+def _read_dv_file(
+    storage: Storage, table_root: str, path: str, dvs: Sequence[tuple[int, DeletionVectorDescriptor, str]]
+) -> list[tuple[int, np.ndarray]]:
+    """The row indexes of ``dvs`` (position, descriptor, data file), all in the DV file at ``path``, read once."""
+    first = dvs[0]
+    with _naming(table_root, first[2], f"in {path} at offset {first[1].offset}"):
+        ranges = [(0, 1)]
+        for _, descriptor, _ in dvs:
+            ranges.append(_framing(descriptor))
+        header, *blocks = _read_ranges(storage, path, ranges)
+    read = []
+    for (position, descriptor, data_file), block in zip(dvs, blocks, strict=True):
+        with _naming(table_root, data_file, f"in {path} at offset {descriptor.offset}"):
+            read.append((position, _checked_indexes(_unframed(header, block, descriptor), descriptor)))
+    return read
+
+
+def read_deletion_vectors(
+    storage: Storage, table_root: str, dvs: Sequence[tuple[DeletionVectorDescriptor, str]]
+) -> list[np.ndarray]:
+    """Sorted row indexes (uint64) that each (descriptor, data file) of ``dvs`` deletes from its data file.
+
+    Each DV file is read once, however many of the DVs it holds (delta-spark writes a
+    task's DVs into one file), and the files several at a time. Raises
+    ``DeletionVectorError`` naming the table, the data file and the DV file (or the
+    inline DV) when a DV is missing or fails a check.
+    """
+    indexes: list[np.ndarray | None] = [None] * len(dvs)
+    by_file: dict[str, list[tuple[int, DeletionVectorDescriptor, str]]] = {}
+    for position, (descriptor, data_file) in enumerate(dvs):
+        path = dv_file(table_root, descriptor, data_file)
+        if path is None:
+            data = inline_data(table_root, descriptor, data_file)
+            with _naming(table_root, data_file, "inline"):
+                indexes[position] = _checked_indexes(data, descriptor)
+        else:
+            by_file.setdefault(path, []).append((position, descriptor, data_file))
+    with ThreadPoolExecutor(max_workers=max(1, min(_READ_THREADS, len(by_file)))) as pool:
+        for read in pool.map(lambda item: _read_dv_file(storage, table_root, *item), by_file.items()):
+            for position, found in read:
+                indexes[position] = found
+    return cast(list[np.ndarray], indexes)
+
+
+def read_deletion_vector(storage: Storage, table_root: str, descriptor: DeletionVectorDescriptor, data_file: str) -> np.ndarray:
+    """Sorted row indexes (uint64) that ``descriptor`` deletes from ``data_file`` (see ``read_deletion_vectors``)."""
+    return read_deletion_vectors(storage, table_root, [(descriptor, data_file)])[0]

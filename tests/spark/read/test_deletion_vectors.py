@@ -27,6 +27,7 @@ import pytest
 from oracles import conformance_root
 from plans import physical_plan
 from pyroaring import BitMap64
+from pyspark.sql import functions as F
 
 from sparkdelta.exceptions import InvalidLogError
 from sparkdelta.kernel import Table
@@ -36,10 +37,12 @@ from sparkdelta.kernel.deletion_vectors import (
     DeletionVectorError,
     decode_bitmap_array,
     read_deletion_vector,
+    read_deletion_vectors,
     z85_decode,
 )
 from sparkdelta.kernel.storage import LocalStorage
-from sparkdelta.spark.read.parquet import _broadcast_threshold, read_snapshot
+from sparkdelta.spark.read.deletion_vectors import broadcast_threshold
+from sparkdelta.spark.read.parquet import read_snapshot
 
 _B85_TO_Z85 = bytes.maketrans(
     b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~",
@@ -169,6 +172,40 @@ def test_dvs_at_their_offsets_in_a_shared_dv_file(tmp_path: Path, storage: Any) 
     assert read(tmp_path, descriptor("u", where, len(blocks[1]) - 8, len(second), offsets[1]), storage) == second
     absolute = f"file:{tmp_path}/p1/deletion_vector_{name}.bin"
     assert read("/elsewhere", descriptor("p", absolute, len(blocks[1]) - 8, len(second), offsets[1]), storage) == second
+
+
+class CountingStorage(MemoryStorage):
+    """A store without local paths that counts whole-file reads."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+
+    def read(self, path: str) -> bytes:
+        self.reads.append(path)
+        return super().read(path)
+
+
+def test_each_dv_file_is_read_once_for_all_its_dvs(tmp_path: Path) -> None:
+    first, second = [1, 2, 3], WIDE_INDEXES
+    names = [uuid.uuid4(), uuid.uuid4()]
+    blocks = [framed(bitmap_array(first)), framed(bitmap_array(second))]
+    offsets = [write_dv_file(tmp_path / f"deletion_vector_{name}.bin", blocks) for name in names]
+    inline = bitmap_array([9])
+    dvs = [
+        (DeletionVectorDescriptor.from_dict(descriptor("u", z85_encode(name.bytes), len(block) - 8, len(rows), offset)), f"f{i}")
+        for i, (name, block, rows, offset) in enumerate(
+            [
+                (names[0], blocks[0], first, offsets[0][0]),
+                (names[1], blocks[1], second, offsets[1][1]),
+                (names[0], blocks[1], second, offsets[0][1]),
+            ]
+        )
+    ]
+    dvs.append((DeletionVectorDescriptor.from_dict(descriptor("i", z85_encode(inline), len(inline), 1)), "f3"))
+    storage = CountingStorage()
+    found = read_deletion_vectors(storage, str(tmp_path), dvs)
+    assert [rows.tolist() for rows in found] == [first, second, second, [9]]
+    assert sorted(storage.reads) == sorted(f"{tmp_path}/deletion_vector_{name}.bin" for name in names)
 
 
 def test_a_dv_file_delta_spark_wrote() -> None:
@@ -356,8 +393,10 @@ def _plan(frame: Any) -> str:
 def test_spark_drops_exactly_the_deleted_rows(spark: Any, tmp_path: Path) -> None:
     live = _write_dv_table(tmp_path / "t")
     frame = read_snapshot(spark, Table(str(tmp_path / "t")).snapshot())
-    # The file without a DV is scanned apart, without row indexes or file paths.
-    scans = [line for line in _plan(frame).splitlines() if "FileScan" in line]
+    # The file without a DV is scanned apart, without row indexes or file paths; the DV file is read once.
+    plan = _plan(frame)
+    assert sum("FileScan binaryFile" in line for line in plan.splitlines()) == 1
+    scans = [line for line in plan.splitlines() if "FileScan parquet" in line]
     assert len(scans) == 2 and sum("row_index" in line or "file_path" in line for line in scans) == 1
     assert _ids(frame) == sorted(live)
     assert len(live) == 4 * ROWS_PER_FILE - (1429 + 5 + 3000)
@@ -371,7 +410,7 @@ def test_row_indexes_hold_across_row_group_skipping_and_file_splits(spark: Any, 
     try:
         ranges = " OR ".join(f"id BETWEEN {n * 10_000 + 4_500} AND {n * 10_000 + 9_999}" for n in range(3))
         frame = spark.read.format("delta").load(str(tmp_path / "t")).where(ranges)
-        assert frame.rdd.getNumPartitions() > 4
+        assert frame.select(F.spark_partition_id().alias("p")).distinct().count() > 4
         assert _ids(frame) == sorted(i for i in live if i % 10_000 >= 4_500 and i < 30_000)
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
@@ -406,7 +445,7 @@ def test_the_broadcast_threshold_is_read_in_bytes(spark: Any) -> None:
     try:
         for value, expected in [("10485760b", 10 << 20), ("20MB", 20 << 20), ("1g", 1 << 30), ("-1", -1), ("512", 512)]:
             spark.conf.set("spark.sql.autoBroadcastJoinThreshold", value)
-            assert _broadcast_threshold(spark) == expected, value
+            assert broadcast_threshold(spark) == expected, value
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
 
@@ -428,6 +467,18 @@ def test_a_dv_file_spelled_differently_fails_loudly_instead_of_keeping_deleted_r
     spelled = read_module.spark_file_uris
     monkeypatch.setattr(read_module, "spark_file_uris", lambda root, paths: ["file:/nowhere" + p for p in spelled(root, paths)])
     with pytest.raises(Exception, match="matches no file with a deletion vector"):
+        read_snapshot(spark, Table(str(tmp_path / "t")).snapshot()).collect()
+
+
+def test_a_dv_file_spelled_differently_fails_loudly_instead_of_dropping_its_dvs(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sparkdelta.spark.read.deletion_vectors as dv_module
+
+    _write_dv_table(tmp_path / "t")
+    spelled = dv_module.spark_file_uri
+    monkeypatch.setattr(dv_module, "spark_file_uri", lambda location: "file:/nowhere" + spelled(location))
+    with pytest.raises(Exception, match="matches no deletion vector file of"):
         read_snapshot(spark, Table(str(tmp_path / "t")).snapshot()).collect()
 
 

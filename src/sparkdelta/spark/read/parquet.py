@@ -26,28 +26,23 @@ pay for the row index or the joins.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Sequence
-from functools import partial
-from typing import cast
+from collections.abc import Sequence
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
-from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StructField, StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
-from ...exceptions import DeltaIllegalArgumentException
 from ...kernel import Snapshot
-from ...kernel.deletion_vectors import DeletionVectorDescriptor, read_deletion_vector
 from ...kernel.file_actions import file_paths
-from ...kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
-from ...kernel.storage import Storage
+from ...kernel.scan import DELETION_VECTOR, PARTITION_VALUES
 from ..paths import absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
 from ..pyspark_classes import is_connect
 from ..server_paths import check_server_sees
+from ..worker.deletion_vectors import DELETED_FILE_ID, DELETED_WORD, MASK
+from .deletion_vectors import deleted_words
 from .field_metadata import read_schema
 
 # Reader features this engine implements on top of the kernel's log replay.
@@ -72,38 +67,8 @@ ROW_INDEX_COLUMN = "__sparkdelta_row_index"
 _MATCHED = "__sparkdelta_matched"
 _FILE_ID = "__sparkdelta_file_id"
 _ROW_INDEX = "__sparkdelta_row_index"
-# Besides the descriptor, what the executors need to name a DV's data file in errors.
-_DATA_FILE = "data_file"
-_TABLE_ROOT = "table_root"
-_DV_FIELDS = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")
-# Deleted rows travel as 64-row words: (file, row index >> 6, bit mask of the deleted rows).
+# A row's 64-row word in its file (row index >> 6), joined to the words DVs delete.
 _WORD = "__sparkdelta_word"
-_MASK = "__sparkdelta_mask"
-# The same (file, word) on the deleted words' side of the join.
-_DELETED_FILE_ID = "__sparkdelta_deleted_file_id"
-_DELETED_WORD = "__sparkdelta_deleted_word"
-_DELETED_WORDS = StructType(
-    [
-        StructField(_DELETED_FILE_ID, LongType(), False),
-        StructField(_DELETED_WORD, LongType(), False),
-        StructField(_MASK, LongType(), False),
-    ]
-)
-_DELETED_WORDS_ARROW = pa.schema(
-    [
-        pa.field(_DELETED_FILE_ID, pa.int64(), False),
-        pa.field(_DELETED_WORD, pa.int64(), False),
-        pa.field(_MASK, pa.int64(), False),
-    ]
-)
-# Bounds the Arrow batches one large DV expands into.
-_WORDS_PER_BATCH = 1 << 20
-# Per word, what Spark's broadcast hash relation takes (rows of three longs plus the hash entry).
-_BROADCAST_BYTES_PER_WORD = 128
-# Deleted words are broadcast up to this size even above spark.sql.autoBroadcastJoinThreshold
-# (unless that is -1): a sort-merge join shuffles the whole scan and reads ~10x slower.
-_DV_BROADCAST_BYTES = 256 << 20
-_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 # Take the kernel's paths literally: DataSource's internal option turns glob expansion off
 # (a "[" in a path fails, "*" or "?" could match other files). With it alone, Spark 4 reads
 # some files several times once any path holds a glob character; recursiveFileLookup
@@ -411,87 +376,12 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
             _WORD: F.shiftright(F.col(_ROW_INDEX), 6),
         }
     )
-    deleted = _deleted_words(spark, snapshot, files)
-    live = F.col(_MASK).isNull() | (F.expr(f"shiftright({_MASK}, CAST({_ROW_INDEX} & 63 AS INT)) & 1") == 0)
-    same_word = (F.col(_FILE_ID) == F.col(_DELETED_FILE_ID)) & (F.col(_WORD) == F.col(_DELETED_WORD))
+    deleted = deleted_words(spark, snapshot, files, spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options))
+    live = F.col(MASK).isNull() | (F.expr(f"shiftright({MASK}, CAST({_ROW_INDEX} & 63 AS INT)) & 1") == 0)
+    same_word = (F.col(_FILE_ID) == F.col(DELETED_FILE_ID)) & (F.col(_WORD) == F.col(DELETED_WORD))
     return (
         numbered.drop(_LOOKUP_KEY)
         .join(deleted, same_word, "left")
         .where(live)
-        .drop(_FILE_ID, _WORD, _MASK, _DELETED_FILE_ID, _DELETED_WORD)
+        .drop(_FILE_ID, _WORD, MASK, DELETED_FILE_ID, DELETED_WORD)
     )
-
-
-def _deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:
-    """(file number, word, mask) of every 64-row word holding rows the DVs of ``files`` delete.
-
-    Expanded on the executors. A word per 64 rows, rather than a row per deleted row,
-    keeps the join small: at most one entry per deleted row, and 64 times fewer when
-    deletions are dense.
-
-    Broadcast when the log's cardinalities say the rows fit Spark's broadcast threshold,
-    else a sort-merge join: Spark's own estimate, made from the few descriptor rows,
-    would broadcast any size. Files are numbered by position in ``files``, as
-    ``_scan_dv_files`` numbers them.
-    """
-    paths = file_paths(files)
-    dvs = cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks())
-    descriptors = pa.table(
-        {
-            _FILE_ID: pa.array(range(len(paths)), pa.int64()),
-            _DATA_FILE: pa.array(paths, pa.string()),
-            _TABLE_ROOT: pa.array([snapshot.table_root] * len(paths), pa.string()),
-            **{name: dvs.field(name) for name in _DV_FIELDS},
-        }
-    )
-    expand = partial(_expand_deletion_vectors, snapshot.storage)
-    deleted = spark.createDataFrame(descriptors).mapInArrow(expand, _DELETED_WORDS)
-    threshold = _broadcast_threshold(spark)
-    fits = threshold >= 0 and _word_estimate(files) * _BROADCAST_BYTES_PER_WORD <= max(threshold, _DV_BROADCAST_BYTES)
-    return deleted.hint("broadcast" if fits else "merge")
-
-
-def _word_estimate(files: pa.Table) -> int:
-    """An upper bound on the deleted words: per file, its DV's cardinality or a word per 64 rows, whichever is less."""
-    cardinality = cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks()).field("cardinality").fill_null(0)
-    words = pc.add(pc.divide(files.column(NUM_RECORDS), 64), 1)
-    return int(pc.sum(pc.min_element_wise(cardinality, pc.coalesce(words, cardinality))).as_py() or 0)
-
-
-def _broadcast_threshold(spark: SparkSession) -> int:
-    """``spark.sql.autoBroadcastJoinThreshold`` in bytes (-1: never broadcast)."""
-    value = (spark.conf.get("spark.sql.autoBroadcastJoinThreshold") or "10MB").strip().lower()
-    match = re.fullmatch(r"(-?\d+)\s*([kmgtp]?)b?", value)
-    if match is None:
-        raise DeltaIllegalArgumentException(f"spark.sql.autoBroadcastJoinThreshold={value!r} is not a byte size")
-    return int(match.group(1)) * _BYTE_UNITS[match.group(2)]
-
-
-def _expand_deletion_vectors(storage: Storage, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Executor side: one DV descriptor per row in, (file number, word, mask) rows out.
-
-    Runs in Python workers on any machine: all it uses is ``storage`` (pickled with the
-    function) and the rows themselves.
-    """
-    for batch in batches:
-        for row in batch.to_pylist():
-            descriptor = DeletionVectorDescriptor.from_dict(row)
-            indexes = read_deletion_vector(storage, row[_TABLE_ROOT], descriptor, row[_DATA_FILE])
-            words, masks = _words(indexes)
-            for start in range(0, len(words), _WORDS_PER_BATCH):
-                chunk = slice(start, start + _WORDS_PER_BATCH)
-                file_ids = np.full(len(words[chunk]), row[_FILE_ID], np.int64)
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array(file_ids), pa.array(words[chunk]), pa.array(masks[chunk])], schema=_DELETED_WORDS_ARROW
-                )
-
-
-def _words(indexes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted row indexes as 64-row words and the masks of their deleted rows (bit i: row word * 64 + i)."""
-    indexes = np.sort(indexes.astype(np.uint64))
-    words = (indexes >> np.uint64(6)).astype(np.int64)
-    bits = np.left_shift(np.uint64(1), indexes & np.uint64(63))
-    if len(words) == 0:
-        return words, bits.view(np.int64)
-    starts = np.flatnonzero(np.r_[True, words[1:] != words[:-1]])
-    return words[starts], np.bitwise_or.reduceat(bits, starts).view(np.int64)

@@ -376,9 +376,9 @@ class DmlCommit:
     def delete_rows(self, files: pa.Table, rows: DataFrame) -> DeletedRows:
         """Mark ``rows`` (``FILE_PATH_COLUMN``, ``ROW_INDEX_COLUMN``; rows of ``files``) deleted with deletion vectors.
 
-        Each touched file's DV is the union of its old one and the new rows, written on
-        the executors; the file is removed and re-added with it (stats kept, bounds no
-        longer tight), or only removed when no row is left.
+        Each touched file's DV is the union of its old one and the new rows (gathered on
+        the executors, written by the client); the file is removed and re-added with it
+        (stats kept, bounds no longer tight), or only removed when no row is left.
         """
         deleted = store_deletion_vectors(self.spark, self.snapshot, files, rows)
         self._dv_files.extend(deleted.dv_files)

@@ -1,36 +1,41 @@
-"""Deletion vectors written by DML: rows marked deleted where they are, on the executors.
+"""Deletion vectors written by DML: rows marked deleted where they are.
 
 The rows to delete arrive as (file path, row index) pairs. They are hash-partitioned by
-file, so each file's rows meet in one task; each task unions them per file with the
-file's current DV, writes all its DVs into one ``deletion_vector_<uuid>.bin`` (as
-delta-spark does per task) and returns one descriptor row per file. The driver only
-sees those rows, and turns each into a remove of the file with its old DV and an add of
-the same file with the new one (PROTOCOL.md, "Deletion Vectors"), or into a plain
-remove when the file has no row left.
+file, so each file's rows meet in one task, which returns the file's new deletions as a
+serialized DV (compact: at most a bit per row of the file) with its count; the code that
+does so is shipped by value (``spark/worker``), so the Spark server needs nothing of
+sparkdelta. The client unions each with the file's current DV, if it has one, writes the
+DVs into ``deletion_vector_<uuid>.bin`` files (one per ``_DV_FILE_BYTES``) through the
+kernel's storage, and turns each
+file into a remove of the file with its old DV and an add of the same file with the new
+one (PROTOCOL.md, "Deletion Vectors"), or into a plain remove when no row is left.
+
+The union happens on the client, not on the executors: the client writes every new DV
+anyway, and a file's merged DV is at least as large as its old one, so reading the old
+ones costs it no more than what it writes, where the executors would need a second scan
+of the old DV files and a shuffle of their bytes to meet the rows.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import partial
-from typing import cast
+from typing import Any, cast
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyroaring import BitMap64
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
 from ....kernel import AddFile, Snapshot
 from ....kernel.actions import Action
 from ....kernel.deletion_vectors import (
     DeletionVectorDescriptor,
     bitmap_of,
-    read_deletion_vector,
+    decode_bitmap_array,
+    encode_bitmap_array,
+    read_deletion_vectors,
     write_deletion_vectors,
 )
 from ....kernel.errors import DeletionVectorError
@@ -39,36 +44,19 @@ from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS
 from ....kernel.storage import Storage
 from ...paths import absolute_path
 from ...session_facts import default_parallelism
+from ...worker.deletion_vectors import DV, LAST_ROW, PATH, ROWS, deleted_rows_by_file
 from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
 
-_DV_FIELDS = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")
-_NUM_RECORDS = "numRecords"
-_DV_FILE = "dvFile"
-_RESULT = StructType(
+_DELETED_ROWS = StructType(
     [
-        StructField("path", StringType(), False),
-        StructField(MATCHED_ROWS_COLUMN, LongType(), False),
-        StructField(_NUM_RECORDS, LongType(), False),
-        StructField("storageType", StringType()),
-        StructField("pathOrInlineDv", StringType()),
-        StructField("offset", IntegerType()),
-        StructField("sizeInBytes", IntegerType()),
-        StructField("cardinality", LongType()),
-        StructField(_DV_FILE, StringType()),
+        StructField(PATH, StringType(), False),
+        StructField(ROWS, LongType(), False),
+        StructField(LAST_ROW, LongType(), False),
+        StructField(DV, BinaryType(), False),
     ]
 )
-_RESULT_ARROW_FIELDS: list[pa.Field] = [
-    pa.field("path", pa.string(), False),
-    pa.field(MATCHED_ROWS_COLUMN, pa.int64(), False),
-    pa.field(_NUM_RECORDS, pa.int64(), False),
-    pa.field("storageType", pa.string()),
-    pa.field("pathOrInlineDv", pa.string()),
-    pa.field("offset", pa.int32()),
-    pa.field("sizeInBytes", pa.int32()),
-    pa.field("cardinality", pa.int64()),
-    pa.field(_DV_FILE, pa.string()),
-]
-_RESULT_ARROW = pa.schema(_RESULT_ARROW_FIELDS)
+# DVs go into one DV file up to about this size, then into another.
+_DV_FILE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -89,14 +77,6 @@ class DeletedRows:
         return int(pc.sum(self.touched.column(MATCHED_ROWS_COLUMN)).as_py() or 0)
 
 
-def _file_info(files: pa.Table) -> pa.Table:
-    """What a task needs per candidate file (scan files): its current DV and its record count."""
-    dvs = cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks())
-    columns: list[pa.Array | pa.ChunkedArray] = [files.column("path"), files.column(NUM_RECORDS)]
-    columns += [dvs.field(name) for name in _DV_FIELDS]
-    return pa.Table.from_arrays(columns, names=["path", _NUM_RECORDS, *_DV_FIELDS])
-
-
 def _physical_rows(storage: Storage, root: str, path: str) -> int:
     """A data file's row count, from its Parquet footer (for files whose add has no stats)."""
     location = absolute_path(root, path)
@@ -105,71 +85,66 @@ def _physical_rows(storage: Storage, root: str, path: str) -> int:
     return int(pq.read_metadata(source).num_rows)
 
 
-def _rows_by_file(batches: Iterator[pa.RecordBatch]) -> dict[str, BitMap64]:
-    """The row indexes of each file in a task's batches, grouped by Arrow, not per row."""
-    bitmaps: dict[str, BitMap64] = {}
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        grouped = pa.Table.from_batches([batch]).group_by(FILE_PATH_COLUMN).aggregate([(ROW_INDEX_COLUMN, "list")])
-        lists = grouped.column(f"{ROW_INDEX_COLUMN}_list").combine_chunks()
-        values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
-        ends = np.cumsum(pc.list_value_length(lists).to_numpy(zero_copy_only=False))
-        starts = ends - pc.list_value_length(lists).to_numpy(zero_copy_only=False)
-        for path, start, end in zip(cast(list[str], grouped.column(FILE_PATH_COLUMN).to_pylist()), starts, ends, strict=True):
-            indexes = bitmap_of(values[start:end])
-            if path in bitmaps:
-                bitmaps[path] |= indexes
-            else:
-                bitmaps[path] = indexes
-    return bitmaps
+def _new_vectors(snapshot: Snapshot, touched: pa.Table, deleted: pa.Table) -> tuple[list[tuple[bytes, int] | None], list[int]]:
+    """Per touched file, its DV (serialized, with its cardinality) after ``deleted`` (aligned rows of
+    ``DELETED_ROWS``), or None when it deletes every row of the file; and the file's row count.
 
-
-def _store_task(storage: Storage, root: str, info: pa.Table, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Executor side: one task's (path, row index) rows in, one row per file with its new DV out."""
-    bitmaps = _rows_by_file(batches)
-    if not bitmaps:
-        return
-    known = info.filter(pc.is_in(info.column("path"), value_set=pa.array(list(bitmaps), pa.string())))
-    by_path = {row["path"]: row for row in known.to_pylist()}
-    paths, added, totals, merged = [], [], [], []
-    for path in sorted(bitmaps):
-        if path not in by_path:
-            raise DeletionVectorError(f"{root}: DML marked rows of {path}, which is not among the files it read")
-        row = by_path[path]
-        new = bitmaps[path]
-        bitmap = new
-        if row["storageType"] is not None:
-            old = bitmap_of(read_deletion_vector(storage, root, DeletionVectorDescriptor.from_dict(row), path))
-            if old.intersection_cardinality(new):
+    A file without a DV takes the executors' one as it is; one with a DV, the union of both.
+    """
+    storage, root = snapshot.storage, snapshot.table_root
+    paths = cast(list[str], touched.column("path").to_pylist())
+    old_dvs = cast(list[dict[str, Any] | None], touched.column(DELETION_VECTOR).to_pylist())
+    with_dv = {i: DeletionVectorDescriptor.from_dict(dv) for i, dv in enumerate(old_dvs) if dv is not None}
+    old = read_deletion_vectors(storage, root, [(descriptor, paths[i]) for i, descriptor in with_dv.items()])
+    old_rows = dict(zip(with_dv, old, strict=True))
+    totals = cast(list[int | None], touched.column(NUM_RECORDS).to_pylist())
+    counts = cast(list[int], deleted.column(ROWS).to_pylist())
+    last_rows = cast(list[int], deleted.column(LAST_ROW).to_pylist())
+    vectors: list[tuple[bytes, int] | None] = []
+    rows: list[int] = []
+    for i, (path, count, last, data) in enumerate(
+        zip(paths, counts, last_rows, cast(list[bytes], deleted.column(DV).to_pylist()), strict=True)
+    ):
+        if i in old_rows:
+            new, before = decode_bitmap_array(data), bitmap_of(old_rows[i])
+            if before.intersection_cardinality(new):
                 raise DeletionVectorError(f"{root}: DML deletes rows of {path} that its deletion vector already deletes")
-            bitmap = old | new
-        total = row[_NUM_RECORDS] if row[_NUM_RECORDS] is not None else _physical_rows(storage, root, path)
-        if bitmap.max() >= total:
-            raise DeletionVectorError(f"{root}: row index {bitmap.max()} is past the end of {path} ({total} rows)")
-        paths.append(path)
-        added.append(len(new))
-        totals.append(total)
-        merged.append(bitmap)
-    kept = [i for i, bitmap in enumerate(merged) if len(bitmap) < totals[i]]  # a file losing every row gets no DV
-    descriptors: list[DeletionVectorDescriptor | None] = [None] * len(paths)
-    for i, descriptor in zip(kept, write_deletion_vectors(storage, root, [merged[i] for i in kept]), strict=True):
-        descriptors[i] = descriptor
-    dv_file = next((d.absolute_path(root) for d in descriptors if d is not None), None)
-    yield pa.RecordBatch.from_arrays(
-        [
-            pa.array(paths, pa.string()),
-            pa.array(added, pa.int64()),
-            pa.array(totals, pa.int64()),
-            pa.array([None if d is None else d.storage_type for d in descriptors], pa.string()),
-            pa.array([None if d is None else d.path_or_inline_dv for d in descriptors], pa.string()),
-            pa.array([None if d is None else d.offset for d in descriptors], pa.int32()),
-            pa.array([None if d is None else d.size_in_bytes for d in descriptors], pa.int32()),
-            pa.array([None if d is None else d.cardinality for d in descriptors], pa.int64()),
-            pa.array([None if d is None else dv_file for d in descriptors], pa.string()),
-        ],
-        schema=_RESULT_ARROW,
-    )
+            merged = before | new
+            data, count, last = encode_bitmap_array(merged), len(merged), merged.max()
+        known = totals[i]
+        total = known if known is not None else _physical_rows(storage, root, path)
+        rows.append(total)
+        if last >= total:
+            raise DeletionVectorError(f"{root}: row index {last} is past the end of {path} ({total} rows)")
+        vectors.append((data, count) if count < total else None)  # a file losing every row gets no DV
+    return vectors, rows
+
+
+def _write_vectors(
+    snapshot: Snapshot, vectors: list[tuple[bytes, int] | None]
+) -> tuple[list[DeletionVectorDescriptor | None], list[str]]:
+    """Descriptors of ``vectors`` (None stays None), written into DV files of up to about
+    ``_DV_FILE_BYTES`` each; the DV files written."""
+    groups: list[list[int]] = [[]]
+    size = 0
+    for i, vector in enumerate(vectors):
+        if vector is None:
+            continue
+        if groups[-1] and size + len(vector[0]) > _DV_FILE_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(i)
+        size += len(vector[0])
+    descriptors: list[DeletionVectorDescriptor | None] = [None] * len(vectors)
+    written: list[str] = []
+    for group in filter(None, groups):
+        stored = write_deletion_vectors(
+            snapshot.storage, snapshot.table_root, [cast(tuple[bytes, int], vectors[i]) for i in group]
+        )
+        written.append(cast(str, stored[0].absolute_path(snapshot.table_root)))
+        for i, descriptor in zip(group, stored, strict=True):
+            descriptors[i] = descriptor
+    return descriptors, written
 
 
 def _wide_bounds(stats: str | None, num_records: int) -> str:
@@ -183,27 +158,30 @@ def store_deletion_vectors(spark: SparkSession, snapshot: Snapshot, files: pa.Ta
     """Mark ``rows`` (``FILE_PATH_COLUMN``, ``ROW_INDEX_COLUMN``) of ``files`` deleted with deletion vectors.
 
     ``rows`` must come from a target read of ``files`` (``read_target``), so no row is
-    one the file's current DV already deletes; the tasks check it.
+    one the file's current DV already deletes; the union checks it.
     """
     root = snapshot.table_root
     tasks = max(1, min(files.num_rows, default_parallelism(spark)))
     pairs = rows.select(FILE_PATH_COLUMN, ROW_INDEX_COLUMN).repartition(tasks, FILE_PATH_COLUMN)
-    store = partial(_store_task, snapshot.storage, root, _file_info(files))
-    results = pairs.mapInArrow(store, _RESULT).toArrow()
-    written = cast(list[str], pc.unique(results.column(_DV_FILE).drop_null()).to_pylist())
-    touched = files.filter(pc.is_in(files.column("path"), value_set=results.column("path")))
-    positions = pc.index_in(touched.column("path"), value_set=results.column("path"))
-    touched = touched.append_column(MATCHED_ROWS_COLUMN, pc.take(results.column(MATCHED_ROWS_COLUMN), positions))
-    by_path = {r["path"]: r for r in results.to_pylist()}
+    deleted = pairs.mapInArrow(deleted_rows_by_file, _DELETED_ROWS).toArrow()
+    unknown = pc.invert(pc.is_in(deleted.column(PATH), value_set=files.column("path")))
+    if pc.any(unknown).as_py():
+        raise DeletionVectorError(
+            f"{root}: DML marked rows of {deleted.column(PATH).filter(unknown)[0]}, which is not among the files it read"
+        )
+    touched = files.filter(pc.is_in(files.column("path"), value_set=deleted.column(PATH)))
+    deleted = deleted.take(pc.index_in(touched.column("path"), value_set=deleted.column(PATH)))
+    touched = touched.append_column(MATCHED_ROWS_COLUMN, deleted.column(ROWS))
+    vectors, totals = _new_vectors(snapshot, touched, deleted)
+    descriptors, written = _write_vectors(snapshot, vectors)
     removes = remove_actions(touched, data_change=True)
     actions: list[Action] = []
     emptied: list[bool] = []
     added = updated = removed = 0
-    for file, remove in zip(touched.to_pylist(), removes, strict=True):
-        result = by_path[file["path"]]
+    for file, remove, descriptor, total in zip(touched.to_pylist(), removes, descriptors, totals, strict=True):
         had_dv = file["deletionVector"] is not None
         actions.append(remove)
-        emptied.append(result["storageType"] is None)
+        emptied.append(descriptor is None)
         if emptied[-1]:
             removed += had_dv
             continue
@@ -216,9 +194,9 @@ def store_deletion_vectors(spark: SparkSession, snapshot: Snapshot, files: pa.Ta
                 file["size"],
                 file["modificationTime"],
                 True,
-                _wide_bounds(file["stats"], result[_NUM_RECORDS]),
+                _wide_bounds(file["stats"], total),
                 dict(file["tags"]) if file["tags"] else None,
-                DeletionVectorDescriptor.from_dict(result).to_dict(),
+                cast(DeletionVectorDescriptor, descriptor).to_dict(),
             )
         )
     return DeletedRows(
