@@ -65,12 +65,32 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "classic_only: needs a classic (py4j) session; deselected under --connect")
 
 
+CONNECT_GAPS = Path(__file__).with_name("connect_gaps.txt")
+
+
+def connect_gaps() -> dict[str, str]:
+    """Tests that do not pass on Spark Connect yet (issue 18's open work), by node id prefix,
+    with the reason: ``tests/connect_gaps.txt``, one ``node id  # reason`` a line."""
+    gaps: dict[str, str] = {}
+    for line in CONNECT_GAPS.read_text().splitlines() if CONNECT_GAPS.exists() else []:
+        node, _, reason = line.partition("#")
+        if node.strip():
+            gaps[node.strip()] = reason.strip()
+    return gaps
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--connect``, only tests that use the Spark session, less the classic-only ones."""
+    """Under ``--connect``, only tests that use the Spark session, less the classic-only ones
+    and the known gaps."""
     if not config.getoption("--connect"):
         return
+    gaps = tuple(connect_gaps())
     kept = [
-        item for item in items if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("classic_only")
+        item
+        for item in items
+        if "spark" in getattr(item, "fixturenames", ())
+        and not item.get_closest_marker("classic_only")
+        and not (gaps and item.nodeid.startswith(gaps))
     ]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
