@@ -9,17 +9,16 @@ sparkdelta (Connect runs the ``foreachBatch`` function there with a Connect sess
 own, so sparkdelta's DataFrame code then works as in the client).
 
 A server that cannot would fail the query with a ``ModuleNotFoundError`` from deep inside
-Spark, at the start or at the first batch. So before a stream starts, a one-row job asks
-the server's Python which sparkdelta it has (once per session), and the stream is refused
-by name when it has none or another version.
+Spark, at the start or at the first batch. So before a stream starts, the server's Python
+is asked which sparkdelta it has (once per session, no job), and the stream is refused by
+name when it has none or another version.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import StringType, StructField, StructType
 
 from ... import __version__
 from ...exceptions import DeltaUnsupportedOperationException
@@ -27,6 +26,7 @@ from ..pyspark_classes import is_connect
 
 _KNOWN = "_sparkdelta_server_version"
 _MISSING = ""
+_SHIPPED = "shipped"  # as a session artifact, which the stream's processes do not see
 
 
 def require_server_sparkdelta(spark: SparkSession, what: str) -> None:
@@ -39,32 +39,52 @@ def require_server_sparkdelta(spark: SparkSession, what: str) -> None:
         found = spark.__dict__[_KNOWN] = _server_version(spark, what)
     if found == __version__:
         return
-    has = "cannot import sparkdelta" if found == _MISSING else f"has sparkdelta {found}"
+    if found == _MISSING:
+        has = "cannot import sparkdelta"
+    elif found == _SHIPPED:
+        has = "has sparkdelta only as a session artifact (spark.addArtifacts), which a stream's Python processes do not see"
+    else:
+        has = f"has sparkdelta {found}, not {__version__} as this client"
     raise DeltaUnsupportedOperationException(
         f"{what} on Spark Connect runs sparkdelta in the Spark server's Python processes (a Python data source "
-        f"or a foreachBatch function), and the server's Python {has}, not sparkdelta {__version__} as this client. "
-        f"Install sparkdelta {__version__} in the Python the server runs (its driver and executors), or run the "
-        "stream from a classic session.",
+        f"or a foreachBatch function), and the server's Python {has}. Install sparkdelta {__version__} in the "
+        "Python the server runs (its driver and executors), or run the stream from a classic session."
     )
 
 
 def _server_version(spark: SparkSession, what: str) -> str:
-    """The sparkdelta version the server's Python imports, ``_MISSING`` if none."""
+    """The sparkdelta version the server's Python data source processes import, ``_MISSING``
+    if none, ``_SHIPPED`` if only from the session's artifacts.
 
-    def probe() -> str:  # nested, so pickled by value: the server needs no sparkdelta to run it
-        import importlib.util
+    Asked of the process kind that runs a stream's code, not of a UDF worker: the server
+    puts the session's Python artifacts (``spark.addArtifacts(..., pyfile=True)``) on the
+    path of UDF workers only, so a sparkdelta shipped that way reaches neither a Python data
+    source nor a ``foreachBatch`` function. A probe data source answers in its schema's
+    one column name (``v`` and the version, ``a`` for an artifact's), which Spark asks for
+    when the read is analyzed, in a process that does see the artifacts.
+    """
 
-        if importlib.util.find_spec("sparkdelta") is None:
-            return ""
-        import sparkdelta
+    class ServerProbe(DataSource):  # nested, so pickled by value: the server needs no sparkdelta to run it
+        @classmethod
+        def name(cls) -> str:
+            return "sparkdelta_server_probe"
 
-        return str(sparkdelta.__version__)
+        def schema(self) -> StructType:
+            from pyspark import SparkFiles
+
+            try:
+                import sparkdelta
+            except ImportError:
+                return StructType([StructField("v", StringType())])
+            shipped = str(sparkdelta.__file__).startswith(SparkFiles.getRootDirectory())
+            return StructType([StructField(("a" if shipped else "v") + str(sparkdelta.__version__), StringType())])
 
     try:
-        row: Any = spark.range(1).select(F.udf(probe, "string")().alias("version")).first()
+        spark.dataSource.register(ServerProbe)
+        column = spark.read.format(ServerProbe.name()).load().columns[0]
     except Exception as error:  # the server runs no Python at all: no Python data source or foreachBatch either
         raise DeltaUnsupportedOperationException(
             f"{what} on Spark Connect runs sparkdelta in the Spark server's Python processes, and the server could "
-            f"not run Python: {error}",
+            f"not run Python: {error}"
         ) from error
-    return str(row[0] or _MISSING)
+    return _SHIPPED if column.startswith("a") else column[1:]

@@ -252,6 +252,7 @@ def _checked(writer: DataStreamWriter, where: str) -> _Plan:
             'checkpointLocation must be specified either through option("checkpointLocation", ...) or '
             f'SparkSession.conf.set("{_SESSION_CHECKPOINT}", ...) ({where})'
         )
+    require_server_sparkdelta(spark, "writeStream.format('delta')")  # before toTable creates a table
     return _Plan(options, _OUTPUT_MODES[mode], partition_by, cluster_by)
 
 
@@ -347,7 +348,6 @@ def _run(writer: DataStreamWriter, sink: _Sink, start: Start) -> StreamingQuery:
     """Start ``sink`` as a ``foreachBatch`` query with the writer's options, output mode, trigger and name."""
     settings = _settings(writer)
     spark = _session(writer)
-    require_server_sparkdelta(spark, "writeStream.format('delta')")
     fresh = _stream(writer).writeStream
     fresh.options(**settings.options)
     if settings.output_mode is not None:
