@@ -69,7 +69,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under ``--connect``, only tests that use the Spark session, less the classic-only ones."""
     if not config.getoption("--connect"):
         return
-    kept = [item for item in items if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("classic_only")]
+    kept = [
+        item for item in items if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("classic_only")
+    ]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept

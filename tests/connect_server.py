@@ -38,6 +38,17 @@ sys.meta_path.insert(0, _NoSparkdelta())
 '''
 
 
+# What a Spark Connect client leaves in its process's environment (pyspark's own markers): a
+# child process inheriting them would build Connect sessions where it asks for classic ones.
+CONNECT_MARKERS = frozenset({"SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_API_MODE"})
+
+
+def classic_environment(exclude: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
+    """This process's environment for a child that builds classic sessions: without the
+    Connect markers (and ``exclude``)."""
+    return {key: value for key, value in os.environ.items() if key not in CONNECT_MARKERS | set(exclude)}
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -47,7 +58,11 @@ def _free_port() -> int:
 class ConnectServer:
     """A local Spark Connect server process; ``url`` is what ``SparkSession.builder.remote`` takes."""
 
-    def __init__(self, workdir: Path, configs: Mapping[str, str] | None = None, master: str = "local[2]") -> None:
+    def __init__(
+        self, workdir: Path, configs: Mapping[str, str] | None = None, master: str = "local[2]", hidden: Path | None = None
+    ) -> None:
+        """``hidden``: a directory the server sees empty (a tmpfs over it in a mount namespace of
+        its own, ``unshare``), as a server on another machine sees the client's local paths."""
         self.port = _free_port()
         self.url = f"sc://localhost:{self.port}"
         blocker = Path(tempfile.mkdtemp(dir=workdir))
@@ -66,6 +81,8 @@ class ConnectServer:
         ]
         for key, value in (configs or {}).items():
             command += ["--conf", f"{key}={value}"]
+        if hidden is not None:
+            command = ["unshare", "--mount", "sh", "-c", f'mount -t tmpfs none "{hidden}" && exec "$@"', "sh", *command]
         env = {
             **os.environ,
             "SPARK_HOME": str(spark_home),

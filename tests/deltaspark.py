@@ -7,7 +7,6 @@ snippets in it. sparkdelta's own session and venv never see delta-spark.
 
 from __future__ import annotations
 
-import os
 import secrets
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from multiprocessing.connection import Listener
 from pathlib import Path
 from typing import Any
 
+from connect_server import classic_environment
 from deltaspark_server import plain, rows
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,8 +77,7 @@ class DeltaSpark:
             [python, str(SERVER), f"{host}:{port}", authkey.hex(), jars, str(workdir), time_zone],
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env={k: v for k, v in os.environ.items() if k not in {"PYSPARK_PYTHON", "PYTHONPATH", "SPARK_HOME"}}
-            | {"PYSPARK_PYTHON": python},
+            env=classic_environment(exclude={"PYSPARK_PYTHON", "PYTHONPATH", "SPARK_HOME"}) | {"PYSPARK_PYTHON": python},
             cwd=workdir,
         )
         self._connection = self._accept(timeout=300)

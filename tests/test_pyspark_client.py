@@ -51,7 +51,9 @@ def client_python(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def test_the_connect_extra_installs_no_jvm_client(client_python: Path) -> None:
-    listed = subprocess.run([str(client_python), "-m", "pip", "list", "--format=json"], check=True, capture_output=True, text=True)
+    listed = subprocess.run(
+        [str(client_python), "-m", "pip", "list", "--format=json"], check=True, capture_output=True, text=True
+    )
     names = {package["name"].lower() for package in json.loads(listed.stdout)}
     assert {"pyspark-client", "sparkdelta"} <= names
     assert not names & {"pyspark", "py4j"}

@@ -214,6 +214,7 @@ def test_our_vacuum_of_a_delta_rs_table_deletes_what_delta_rs_would_and_it_reads
     assert {v: rows(v) for v in (1, 2)} == before
 
 
+@pytest.mark.classic_only  # the oracle is Hadoop's Path, in the JVM
 def test_the_encodings_are_the_ones_the_jvm_writes(spark: Any, tmp_path: Path) -> None:
     """Pins JAVA and JAVA_ASCII to java.net.URI as Hadoop's qualified ``Path`` produces it."""
     jvm = spark.sparkContext._jvm

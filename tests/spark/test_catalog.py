@@ -206,6 +206,7 @@ spark.stop()
 """
 
 
+@pytest.mark.classic_only  # a Connect server keeps its own catalog, across its clients' sessions
 def test_named_tables_persist_across_sessions(tmp_path: Path, spark: SparkSession) -> None:
     outside = tmp_path / "outside"
     spark.range(10, 12).write.format("delta").save(str(outside))

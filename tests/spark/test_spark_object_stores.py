@@ -37,10 +37,8 @@ _S3A_SETTINGS = ("endpoint", "access.key", "secret.key", "path.style.access", "e
 @pytest.fixture(scope="module")
 def s3a(spark: SparkSession, moto_s3: MotoServer) -> Iterator[MotoServer]:
     """The session configured for the moto endpoint, as a user configures S3A (``fs.s3a.*``)."""
-    try:
-        spark._jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem")  # type: ignore[union-attr]
-    except Exception as exc:  # noqa: BLE001 - py4j wraps the ClassNotFoundException
-        pytest.fail(f"hadoop-aws is not on Spark's classpath (scripts/fetch_hadoop_aws.sh failed?): {exc}")
+    if hadoop_aws_classpath() is None:
+        pytest.fail("hadoop-aws is not on Spark's classpath: scripts/fetch_hadoop_aws.sh failed")
     values = ("endpoint", moto_s3.access_key, moto_s3.secret_key, "true", "us-east-1", "false")
     for key, value in zip(_S3A_SETTINGS, values, strict=True):
         spark.conf.set(f"fs.s3a.{key}", moto_s3.endpoint if key == "endpoint" else value)

@@ -494,5 +494,6 @@ def test_input_files_of_a_delta_read_come_from_the_log_as_spark_spells_them(spar
     for frame in (whole, filtered):
         info = scan_info(frame)
         assert info is not None and len(frame.inputFiles()) == info.files_read
-        assert sorted(frame.inputFiles()) == sorted(frame._jdf.inputFiles())  # Spark's own answer
+        spark_own = type(frame).inputFiles.__wrapped__(frame)  # Spark's own answer, unwrapped
+        assert sorted(frame.inputFiles()) == sorted(spark_own)
     assert len(filtered.inputFiles()) < len(whole.inputFiles())

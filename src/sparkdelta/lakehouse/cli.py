@@ -49,6 +49,7 @@ def session(master: str, driver_memory: str, conf: tuple[str, ...] = (), remote:
             .master(master)
             .config("spark.driver.memory", driver_memory)
             .config("spark.ui.showConsoleProgress", "false")  # rich shows the stages instead
+            .config("spark.log.level", "ERROR")  # SparkContext.setLogLevel, from the start
             .config("spark.sql.catalogImplementation", "in-memory")
         )
     for setting in conf:
@@ -56,10 +57,7 @@ def session(master: str, driver_memory: str, conf: tuple[str, ...] = (), remote:
         if not equals or not key.strip():
             raise click.BadParameter(f"{setting!r}: give KEY=VALUE", param_hint="--conf")
         builder = builder.config(key.strip(), value)
-    spark = sparkdelta.configure(builder).getOrCreate()
-    if not remote:
-        spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return sparkdelta.configure(builder).getOrCreate()
 
 
 def _feed(rows_per_day: int, seed: int, start: str, congestion_from: int) -> FeedSpec:
@@ -240,7 +238,10 @@ def generate_command(
     """Drop more days into the landing folder (same options as the first run give the same files)."""
     spec = _feed(rows_per_day, seed, start_date, congestion_from)
     written = generate(
-        session(master, driver_memory, conf, remote), spec, Warehouse(Location.of(warehouse)).landing, range(first_day, first_day + days)
+        session(master, driver_memory, conf, remote),
+        spec,
+        Warehouse(Location.of(warehouse)).landing,
+        range(first_day, first_day + days),
     )
     for path in written:
         click.echo(str(path))

@@ -27,6 +27,7 @@ from datetime import UTC, date, datetime, timedelta
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ..spark.session_facts import default_parallelism
 from .trips import FEED_COLUMNS, LATE_COLUMNS, MONEY, TYPED_COLUMNS
 from .warehouse import Location, storage_at
 
@@ -324,7 +325,7 @@ def generate(
     concurrently, as many at once as the cluster has cores.
     """
     folder = Location.of(landing)
-    with ThreadPoolExecutor(max_workers=max(1, spark.sparkContext.defaultParallelism)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, default_parallelism(spark))) as pool:
         return list(pool.map(lambda day: write_day(spark, spec, day, folder), days))
 
 

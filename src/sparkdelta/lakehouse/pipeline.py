@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import SparkSession
 from rich.console import Console
 
+from ..spark.job_tags import tagged
 from . import bronze, generator, gold, maintenance, markers, silver, streams
 from .generator import FeedSpec
 from .summary import RunSummary
@@ -77,12 +78,10 @@ def run(
 
     @contextmanager
     def stage(name: str, doing: str) -> Iterator[None]:
-        spark.sparkContext.setJobDescription(f"lakehouse {name}")
         started = time.perf_counter()
-        with console.status(doing) if console else nullcontext():
+        with tagged(spark, f"lakehouse {name}"), console.status(doing) if console else nullcontext():
             yield
         summary.seconds[name] = time.perf_counter() - started
-        spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
         if console:
             console.log(f"{name} done in {summary.seconds[name]:.1f} s")
 

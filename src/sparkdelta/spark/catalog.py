@@ -8,21 +8,36 @@ the snapshot they read.
 Spark accepts the provider ``delta`` because sparkdelta registers a Python data source
 of that name (see ``source.py``). A managed table is registered before its first commit:
 Spark refuses to create a managed entry over a non-empty directory.
+
+Everything here is asked of Spark through its catalog API and SQL, so classic and Spark
+Connect sessions share it: ``SHOW TABLE EXTENDED`` tells a table's type, provider and
+location (``DESCRIBE TABLE`` does not, for a table whose provider is a Python data
+source), and ``CREATE TABLE`` with the table's columns writes an entry without Spark
+asking the data source anything.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from urllib.parse import quote, urlparse
 
-from pyspark.sql import SparkSession
+from pyspark.errors import AnalysisException
+from pyspark.sql import Row, SparkSession
 from pyspark.sql.types import StructField, StructType
 
 from ..exceptions import DeltaAnalysisException
+from .catalog_sql import columns_sql, string_literal
+from .commands.column_names import quoted
+from .identifiers import parse_identifier, split_identifier
 from .paths import hadoop_path, is_object_store, location_from_uri
+from .session_facts import spark_sql
 from .source import ensure_delta_source
 from .storage import open_table
 
 DELTA_PROVIDER = "delta"
+SESSION_CATALOG = "spark_catalog"
+_FACTS = ("Type", "Provider", "Location")
 
 
 @dataclass(frozen=True)
@@ -39,46 +54,98 @@ class CatalogEntry:
         return self.provider.lower() == DELTA_PROVIDER
 
 
-def _identifier(spark: SparkSession, name: str) -> object:
-    """The JVM ``TableIdentifier`` for ``name`` (``table``, ``db.table`` or ``spark_catalog.db.table``)."""
-    parsed = spark._jsparkSession.sessionState().sqlParser().parseMultipartIdentifier(name)
-    parts = [str(parsed.apply(i)) for i in range(parsed.size())]
-    if len(parts) == 3 and parts[0].lower() == "spark_catalog":
+@dataclass(frozen=True)
+class _Name:
+    """A table of the session catalog, with its database spelled out."""
+
+    database: str
+    table: str
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.table}"
+
+    @property
+    def sql(self) -> str:
+        return quoted([SESSION_CATALOG, self.database, self.table])
+
+
+def _name(spark: SparkSession, name: str, parts: list[str] | None = None) -> _Name:
+    """``name`` (``table``, ``db.table`` or ``spark_catalog.db.table``) in the session catalog."""
+    parts = parts if parts is not None else parse_identifier(spark, name)
+    if len(parts) == 3 and parts[0].lower() == SESSION_CATALOG:
         parts = parts[1:]
     if len(parts) not in (1, 2):
         raise DeltaAnalysisException(f"{name}: a table name is 'table' or 'database.table'")
-    jvm = spark._jvm
-    assert jvm is not None
-    database = jvm.scala.Some(parts[0]) if len(parts) == 2 else jvm.scala.Some(spark.catalog.currentDatabase())
-    return jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], database)
-
-
-def _session_catalog(spark: SparkSession) -> object:
-    return spark._jsparkSession.sessionState().catalog()
+    return _Name(parts[0] if len(parts) == 2 else spark.catalog.currentDatabase(), parts[-1])
 
 
 def qualified_name(spark: SparkSession, name: str) -> str:
     """``database.table`` for ``name``, as the catalog spells it."""
-    identifier = _identifier(spark, name)
-    return f"{identifier.database().get()}.{identifier.table()}"  # type: ignore[attr-defined]
+    return _name(spark, name).qualified
+
+
+def _listed(spark: SparkSession, name: _Name) -> list[Row]:
+    """``SHOW TABLE EXTENDED`` rows of the tables named ``name`` and of temporary views of its table name.
+
+    Spark matches ``LIKE`` as a case-insensitive regular expression (``*`` for ``.*``,
+    ``|`` between alternatives): every other character becomes ``.``, and the rows are
+    then held to the exact name. A database that does not exist lists nothing.
+    """
+    pattern = re.sub(r"[^A-Za-z0-9_]", ".", name.table)
+    database = quoted([SESSION_CATALOG, name.database])
+    try:
+        rows = spark_sql(spark, f"SHOW TABLE EXTENDED IN {database} LIKE '{pattern}'").collect()
+    except AnalysisException as error:
+        if error.getCondition() == "SCHEMA_NOT_FOUND":
+            return []
+        raise
+    named = [r for r in rows if r["tableName"] == name.table]
+    return named or [r for r in rows if r["tableName"].lower() == name.table.lower()]
+
+
+def _facts(name: _Name, information: str) -> dict[str, str]:
+    """The type, provider and location lines of ``SHOW TABLE EXTENDED``'s ``information``.
+
+    They come before the schema; a table comment or property could hold a line of the
+    same shape, which makes the listing ambiguous: refused rather than guessed at.
+    """
+    facts: dict[str, str] = {}
+    for line in information.split("\n"):
+        if line.startswith("Schema:"):
+            break
+        key, colon, value = line.partition(": ")
+        if colon and key in _FACTS:
+            if key in facts:
+                raise DeltaAnalysisException(
+                    f"{name.qualified}: Spark's catalog listing shows two '{key}' lines (a comment or property "
+                    "holding one?); sparkdelta cannot tell where the table is"
+                )
+            facts[key] = value
+    return facts
+
+
+def _entry(name: _Name, rows: list[Row]) -> CatalogEntry | None:
+    """The catalog entry among ``rows``, or None if the catalog has no table of that name."""
+    tables = [r for r in rows if not r["isTemporary"]]
+    if not tables:
+        return None
+    facts = _facts(name, tables[0]["information"])
+    kind = facts.get("Type", "")
+    if kind == "VIEW":
+        location = ""  # a view has no location
+    elif "Location" in facts:
+        location = location_from_uri(facts["Location"])
+    else:
+        raise DeltaAnalysisException(f"{name.qualified}: Spark's catalog shows no location for the table")
+    return CatalogEntry(name.qualified, location, kind == "MANAGED", facts.get("Provider") or kind.lower())
 
 
 def lookup(spark: SparkSession, name: str) -> CatalogEntry | None:
     """The catalog entry for ``name``, or None if no table has that name."""
     ensure_delta_source(spark)
-    identifier = _identifier(spark, name)
-    catalog = _session_catalog(spark)
-    if not catalog.tableExists(identifier):  # type: ignore[attr-defined]
-        return None
-    table = catalog.getTableMetadata(identifier)  # type: ignore[attr-defined]
-    provider = table.provider().getOrElse(None) if table.provider().isDefined() else None
-    kind = table.tableType().name()
-    return CatalogEntry(
-        f"{identifier.database().get()}.{identifier.table()}",  # type: ignore[attr-defined]
-        "" if kind == "VIEW" else location_from_uri(table.location().toString()),  # a view has no location
-        kind == "MANAGED",
-        provider or kind.lower(),
-    )
+    target = _name(spark, name)
+    return _entry(target, _listed(spark, target))
 
 
 def delta_entry(spark: SparkSession, name: str) -> CatalogEntry:
@@ -97,9 +164,13 @@ def delta_entry(spark: SparkSession, name: str) -> CatalogEntry:
 
 
 def default_location(spark: SparkSession, name: str) -> str:
-    """Where a managed table of this name keeps its data (under the warehouse)."""
-    _database_must_exist(spark, name)
-    return location_from_uri(_session_catalog(spark).defaultTablePath(_identifier(spark, name)).toString())  # type: ignore[attr-defined]
+    """Where a managed table of this name keeps its data: Spark's ``defaultTablePath``, the
+    database's directory and the table's name (lower-cased unless the session is case-sensitive)."""
+    target = _name(spark, name)
+    _database_must_exist(spark, target)
+    directory = spark.catalog.getDatabase(quoted([SESSION_CATALOG, target.database])).locationUri
+    table = target.table if spark.conf.get("spark.sql.caseSensitive", "false") == "true" else target.table.lower()
+    return location_from_uri(f"{directory.rstrip('/')}/{quote(table, safe='') if urlparse(directory).scheme else table}")
 
 
 def _catalog_schema(schema: StructType) -> StructType:
@@ -117,40 +188,75 @@ def register(
 ) -> CatalogEntry:
     """Add ``name`` to the catalog as a Delta table at ``location``.
 
-    A managed entry must be registered before anything is written at its location.
+    A managed entry must be registered before anything is written at its location; Spark
+    chooses its location, which must be ``location`` (``default_location``). An entry
+    Spark lists anywhere but ``location`` is taken back out and refused: data written
+    where the catalog does not point would be lost to readers of the name.
     """
     ensure_delta_source(spark)
-    _database_must_exist(spark, name)
-    columns = _catalog_schema(schema) if schema is not None else StructType()
-    options = {} if managed else {"path": hadoop_path(location) if is_object_store(location) else location}
-    if not managed and schema is None:
-        columns = _catalog_schema(StructType.fromJson(open_table(spark, location).snapshot().schema.to_json()))
-    spark.catalog.createTable(name, source=DELTA_PROVIDER, schema=columns, description=comment, **options)
-    entry = lookup(spark, name)
+    target = _name(spark, name)
+    _database_must_exist(spark, target)
+    if schema is None:
+        schema = StructType.fromJson(open_table(spark, location).snapshot().schema.to_json())
+    columns = _catalog_schema(schema)
+    # With its columns given, Spark records the entry without asking the data source for a schema.
+    statement = f"CREATE TABLE {target.sql}" + (f" ({columns_sql(columns)})" if columns.fields else "")
+    statement += f" USING {DELTA_PROVIDER}"
+    if comment is not None:
+        statement += f" COMMENT {string_literal(comment)}"
+    if not managed:
+        statement += f" LOCATION {string_literal(hadoop_path(location) if is_object_store(location) else location)}"
+    spark_sql(spark, statement)
+    entry = _entry(target, _listed(spark, target))
     assert entry is not None
+    if entry.location != location:
+        unregister(spark, target.qualified)
+        raise DeltaAnalysisException(
+            f"{target.qualified}: Spark's catalog placed the table at {entry.location}, not at {location} where its "
+            "data was to be; the entry was taken back out"
+        )
     return entry
 
 
 def unregister(spark: SparkSession, name: str) -> None:
     """Drop the entry for ``name`` (a managed table's directory goes with it)."""
-    _session_catalog(spark).dropTable(_identifier(spark, name), True, True)  # type: ignore[attr-defined]
+    spark_sql(spark, f"DROP TABLE IF EXISTS {_name(spark, name).sql} PURGE")
 
 
-def _database_must_exist(spark: SparkSession, name: str) -> None:
-    database = _identifier(spark, name).database().get()  # type: ignore[attr-defined]
-    if not spark.catalog.databaseExists(database):
+def _database_must_exist(spark: SparkSession, name: _Name) -> None:
+    if not spark.catalog.databaseExists(quoted([SESSION_CATALOG, name.database])):
         raise DeltaAnalysisException(
-            f"{name}: database {database!r} does not exist; create it with CREATE DATABASE {database}",
+            f"{name.qualified}: database {name.database!r} does not exist; create it with CREATE DATABASE {name.database}",
             errorClass="SCHEMA_NOT_FOUND",
         )
 
 
+def is_temp_view(spark: SparkSession, name: str) -> bool:
+    """Whether ``name`` resolves to a temporary view (a local one, or ``global_temp.view``)."""
+    try:
+        return bool(spark.catalog.getTable(name).isTemporary)
+    except AnalysisException:  # no table or view of that name, or not a name at all
+        return False
+
+
 def is_delta_table_name(spark: SparkSession, name: str) -> bool:
-    """Whether ``name`` resolves to a Delta table in the catalog (temporary views shadow tables)."""
-    if "." not in name and _session_catalog(spark).getTempView(name.strip("`")).isDefined():  # type: ignore[attr-defined]
+    """Whether ``name`` resolves to a Delta table in the catalog (temporary views shadow tables).
+
+    A name Spark cannot parse is not one: Spark's own call then reports it.
+    """
+    parts = split_identifier(name)
+    if parts is None:
+        return False
+    ensure_delta_source(spark)
+    try:
+        target = _name(spark, name, parts)
+    except DeltaAnalysisException:  # not a session-catalog name
+        return False
+    rows = _listed(spark, target)
+    if len(parts) == 1 and any(r["isTemporary"] for r in rows):
         return False
     try:
-        entry = lookup(spark, name)
+        entry = _entry(target, rows)
     except DeltaAnalysisException:
         return False
     return entry is not None and entry.is_delta

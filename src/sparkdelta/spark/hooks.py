@@ -201,7 +201,7 @@ def sql_formatter(spark: SparkSession) -> Any:
     if type(spark).__module__.startswith("pyspark.sql.connect."):
         from pyspark.sql.connect.sql_formatter import SQLStringFormatter as ConnectFormatter
 
-        return ConnectFormatter(spark)
+        return ConnectFormatter(spark)  # type: ignore[arg-type]
     from pyspark.sql.sql_formatter import SQLStringFormatter
 
     return SQLStringFormatter(spark)

@@ -19,16 +19,16 @@ from pyspark.sql import DataFrame, SparkSession
 
 @dataclass(frozen=True)
 class Family:
-    """One implementation's classes."""
+    """One implementation's classes (``Any``: sparkdelta sets methods on them)."""
 
     name: str
-    session: type
-    dataframe: type
-    reader: type
-    writer: type
-    writer_v2: type
-    stream_reader: type
-    stream_writer: type
+    session: Any
+    dataframe: Any
+    reader: Any
+    writer: Any
+    writer_v2: Any
+    stream_reader: Any
+    stream_writer: Any
 
 
 _MODULES = {
@@ -56,7 +56,7 @@ _MODULES = {
 def _load(name: str) -> Family | None:
     """The family's classes, or None when this PySpark lacks them (no classic in
     ``pyspark-client``; no Connect without its gRPC dependencies)."""
-    classes: dict[str, type] = {}
+    classes: dict[str, Any] = {}
     try:
         for role, (module, attribute) in _MODULES[name].items():
             classes[role] = getattr(importlib.import_module(module), attribute)
@@ -80,7 +80,7 @@ def reader_session(reader: Any) -> SparkSession:
     ``_spark``, Connect as ``_client``)."""
     found = reader.__dict__.get("_spark") or reader.__dict__.get("_client")
     assert found is not None, f"no session on {type(reader).__name__}"
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def writer_rows(writer: Any) -> DataFrame:

@@ -24,6 +24,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from ..exceptions import DeltaAnalysisException, DeltaSparkSettingWarning
+from .pyspark_classes import is_connect
 
 JDO_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
 WAREHOUSE = "spark.sql.warehouse.dir"
@@ -96,20 +97,37 @@ def lock_holder(database: Path) -> int | None:
     return None if kind == fcntl.F_UNLCK else pid
 
 
+def _parent(pid: int) -> int | None:
+    """The parent of process ``pid`` (Linux's ``/proc``), or None where that cannot be read."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])  # "pid (name) state ppid ..."
+
+
+def _is_own_driver(pid: int) -> bool:
+    """Whether process ``pid`` is this session's driver JVM: the one this Python process launched
+    (pyspark's gateway, a child of this process), or the one that launched this process
+    (``spark-submit``, its parent). Told from the process tree, not by asking the JVM its pid,
+    which needs py4j. Where the tree cannot be read, the holder counts as our own: the
+    check then leaves the failure to Hive rather than refuse a session that may be fine."""
+    parent = _parent(pid)
+    return pid == os.getppid() or parent is None or parent == os.getpid()
+
+
 def check_metastore_free(spark: SparkSession) -> None:
     """Refuse, with the fixes, a Hive metastore whose embedded Derby another process holds open.
 
     Checked before sparkdelta's first catalog call in a session; the session's own driver
-    holding the lock (Spark reached the catalog first) is no conflict.
+    holding the lock (Spark reached the catalog first) is no conflict. A Spark Connect
+    session has no local metastore: its server owns the catalog.
     """
-    if spark.conf.get("spark.sql.catalogImplementation", "in-memory") != "hive":
+    if is_connect(spark) or spark.conf.get("spark.sql.catalogImplementation", "in-memory") != "hive":
         return
-    database = derby_database(spark.sparkContext.getConf().get(JDO_URL))
+    database = derby_database(spark.conf.get(JDO_URL, None))
     holder = lock_holder(database) if database is not None else None
-    if holder is None:
-        return
-    jvm = spark.sparkContext._jvm
-    if jvm is not None and holder == jvm.java.lang.ProcessHandle.current().pid():
+    if holder is None or _is_own_driver(holder):
         return
     raise DeltaAnalysisException(
         f"the Hive metastore at {database} is in use by another Spark process (pid {holder}); its embedded Derby "
@@ -120,17 +138,34 @@ def check_metastore_free(spark: SparkSession) -> None:
     )
 
 
+def _session_catalog_loads(spark: SparkSession) -> bool:
+    """Whether Spark can load the session catalog ``spark.sql.catalog.spark_catalog`` names.
+
+    Naming the current catalog loads it (without reaching the metastore); a class missing
+    from the classpath fails there with CANNOT_LOAD_CATALOG.PLUGIN_CLASS_NOT_FOUND. Spark
+    raises that as a ``SparkException`` that classic pyspark leaves unconverted, so the
+    error is told by its message.
+    """
+    try:
+        spark.catalog.currentCatalog()
+    except Exception as error:
+        if "PLUGIN_CLASS_NOT_FOUND" in str(error) and DELTA_SPARK_CATALOG in str(error):
+            return False
+        raise
+    return True
+
+
 def release_delta_spark_catalog(spark: SparkSession) -> None:
     """Unset delta-spark's session catalog in a session built with it, when its class is missing.
 
     Left in place, the setting fails every table lookup with CANNOT_LOAD_CATALOG and the
     session cannot be used at all; Spark then falls back to its built-in catalog, which is
-    what sparkdelta registers Delta tables in.
+    what sparkdelta registers Delta tables in. A Spark Connect server's catalog is its own
+    business: the client leaves it as the server has it.
     """
-    if spark.conf.get(SESSION_CATALOG, None) != DELTA_SPARK_CATALOG:
+    if is_connect(spark) or spark.conf.get(SESSION_CATALOG, None) != DELTA_SPARK_CATALOG:
         return
-    jvm = spark.sparkContext._jvm
-    if jvm is not None and jvm.org.apache.spark.util.Utils.classIsLoadable(DELTA_SPARK_CATALOG):
+    if _session_catalog_loads(spark):
         return  # delta-spark itself is on the classpath: its catalog is the user's choice
     spark.conf.unset(SESSION_CATALOG)
     dropped_setting_warning(SESSION_CATALOG, DELTA_SPARK_CATALOG)

@@ -44,7 +44,11 @@ from pyspark.sql.types import BooleanType
 
 from ..exceptions import DeltaAnalysisException
 from ..kernel import Metadata, Snapshot, TableNotFoundError
-from .catalog import CatalogEntry, default_location, lookup, qualified_name, register, unregister
+from .catalog import CatalogEntry, default_location, is_temp_view, lookup, qualified_name, register, unregister
+from .commands.column_names import quoted
+from .expressions import resolve_condition
+from .expressions.tree import Call, Expr, Lit, Ref, from_column
+from .identifiers import split_identifier
 from .options import DeltaOptions
 from .paths import normalize_location
 from .read.parquet import spark_schema, without_field_metadata
@@ -97,14 +101,6 @@ class Target:
         return ".".join(f"`{part}`" for part in self.name.split(".", 1))
 
 
-def _parts(spark: SparkSession, identifier: str) -> list[str] | None:
-    try:
-        parsed = spark._jsparkSession.sessionState().sqlParser().parseMultipartIdentifier(identifier)
-    except Exception:  # Spark reports an identifier it cannot parse itself
-        return None
-    return [str(parsed.apply(i)) for i in range(parsed.size())]
-
-
 def _is_absolute(path: str) -> bool:
     """Hadoop's ``Path.isAbsolute``, which delta-spark asks of ``delta.`<path>```."""
     return path.startswith("/") or bool(_URI_SCHEME.match(path))
@@ -113,12 +109,12 @@ def _is_absolute(path: str) -> bool:
 def resolve(spark: SparkSession, identifier: str) -> Target | None:
     """The target ``identifier`` names, or None where sparkdelta does not serve it (another
     catalog, a temporary view, an identifier Spark does not parse)."""
-    parts = _parts(spark, identifier)
-    if parts is None:
+    parts = split_identifier(identifier)
+    if parts is None:  # Spark reports an identifier it cannot parse itself
         return None
     if len(parts) == 2 and parts[0].lower() == DELTA and _is_absolute(parts[1]):
         return Target(normalize_location(parts[1]), None, None)
-    if len(parts) == 1 and spark._jsparkSession.sessionState().catalog().getTempView(parts[0]).isDefined():
+    if len(parts) == 1 and is_temp_view(spark, quoted(parts)):
         return None
     try:
         return Target(None, qualified_name(spark, identifier), lookup(spark, identifier))
@@ -169,19 +165,24 @@ def partition_columns(partitioning: Sequence[Any], label: str) -> list[str]:
 
 def _column_node(column: Column) -> tuple[str, str | None]:
     """What a ``partitionedBy`` Column is: ("attribute", its name) for a top-level column,
-    ("bucket", ...) for ``bucket``, else ("expression", its SQL)."""
-    try:
-        node = column._jc.node()  # type: ignore[operator]
-        kind = str(node.getClass().getSimpleName())
-        if kind == "UnresolvedAttribute":
-            parts = node.nameParts()
-            if parts.size() == 1:
-                return "attribute", str(parts.apply(0))
-        if kind == "UnresolvedFunction" and str(node.functionName()).lower() == "bucket":
-            return "bucket", str(node.sql())
-        return "expression", str(node.sql())
-    except Exception:  # a pyspark without ColumnNode: the column's own rendering
-        return "expression", str(column)
+    ("bucket", ...) for ``bucket``, else ("expression", its text, as ``years(d)``)."""
+    tree = from_column(column)
+    if isinstance(tree, Ref) and len(tree.parts) == 1:
+        return "attribute", tree.parts[0]
+    kind = "bucket" if isinstance(tree, Call) and tree.name == "bucket" else "expression"
+    return kind, _transform_text(tree) or str(column)
+
+
+def _transform_text(tree: Expr) -> str | None:
+    """A partition transform as written (``years(d)``, ``bucket(4, id)``); None for other shapes."""
+    if isinstance(tree, Ref):
+        return ".".join(tree.parts)
+    if isinstance(tree, Lit):
+        return str(tree.value)
+    if isinstance(tree, Call):
+        args = [_transform_text(arg) for arg in tree.args]
+        return None if None in args else f"{tree.name}({', '.join(a for a in args if a is not None)})"
+    return None
 
 
 def _delta_options(write: WriteTo) -> DeltaOptions:
@@ -346,9 +347,16 @@ def _predicate_sql(spark: SparkSession, snapshot: Snapshot, condition: Column | 
     """``condition`` resolved against the table, as SQL (delta-spark records it so); a string
     is a column name, as pyspark takes it. It must be a boolean predicate."""
     column = F.col(condition) if isinstance(condition, str) else condition
-    probe = schema_probe(spark, without_field_metadata(spark_schema(snapshot))).select(column.alias("condition"))
-    sql = str(probe._jdf.queryExecution().analyzed().projectList().head().child().sql())
-    if not isinstance(probe.schema.fields[0].dataType, BooleanType):
+    schema = without_field_metadata(spark_schema(snapshot))
+    probe = schema_probe(spark, schema).select(column.alias("condition"))
+    data_type = probe.schema.fields[0].dataType  # Spark's analysis: an unknown column fails here
+    sql = resolve_condition(spark, column, schema).sql()
+    if sql is None:
+        raise DeltaAnalysisException(
+            f"{label}: the overwrite condition {column} is not a predicate sparkdelta can record as Spark prints it",
+            errorClass="DELTA_UNSUPPORTED_OVERWRITE_CONDITION",
+        )
+    if not isinstance(data_type, BooleanType):
         raise DeltaAnalysisException(
             f"{label}: the overwrite condition {sql} is not a boolean predicate on the table's columns",
             errorClass="DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN",

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from deltaspark import DeltaSpark
+from plans import physical_plan
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
@@ -156,7 +157,7 @@ def test_metadata_rides_on_the_native_scan(spark: SparkSession, tables: dict[str
     info = scan_info(df)
     assert info is not None and (info.files_read, info.files_pruned) == (1, 1)
     projected = df.select("s.x", "u")
-    plan = projected._jdf.queryExecution().executedPlan().toString()
+    plan = physical_plan(projected)
     assert "FileScan parquet" in plan and "cast(" not in plan.lower(), plan
     assert (
         "PushedFilters: [IsNotNull(id), EqualTo(id,1)]" in plan

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from oracles import conformance_root
+from plans import physical_plan
 from pyroaring import BitMap64
 
 from sparkdelta.exceptions import InvalidLogError
@@ -349,7 +350,7 @@ def _ids(frame: Any) -> list[int]:
 
 def _plan(frame: Any) -> str:
     """The physical plan: before the frame runs, the initial one only (adaptive execution adds the final one)."""
-    return frame._jdf.queryExecution().executedPlan().toString()
+    return physical_plan(frame)
 
 
 def test_spark_drops_exactly_the_deleted_rows(spark: Any, tmp_path: Path) -> None:

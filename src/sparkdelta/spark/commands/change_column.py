@@ -45,10 +45,10 @@ from ...kernel.command_result import NOTHING_COMMITTED, CommandResult
 from ...kernel.features import GENERATION_EXPRESSION, is_true
 from ...kernel.identity import is_identity
 from ...kernel.protocol import writer_features
+from ..expressions.spark_types import can_up_cast
 from ..read.field_metadata import IDENTITY_INFO_START, read_schema
 from ..read.parquet import spark_schema
 from ..write.constraints import CONSTRAINT_PREFIX
-from ..write.generated import can_up_cast
 from .alter import TYPE_WIDENING_PROPERTY, commit_metadata, widened, widens
 from .column_names import attribute_name, quoted, sql_type, type_name
 from .scala_order import hash_map_order
@@ -288,7 +288,7 @@ def _can_alter(spark: SparkSession, old: DataType, new: DataType) -> bool:
         return False
     if isinstance(old, (CharType, VarcharType)):
         old = StringType()
-    return can_up_cast(spark, old, new)
+    return can_up_cast(old, new)
 
 
 def _retyped(field: StructField, new_type: DataType) -> StructField:

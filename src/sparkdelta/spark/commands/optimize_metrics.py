@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 
 from ...kernel import Snapshot
 from ...kernel.stats_schema import DEFAULT_NUM_INDEXED_COLS
+from ..session_facts import default_parallelism
 
 
 def _size_stats(sizes: list[int]) -> dict[str, int | float | None]:
@@ -100,7 +101,7 @@ def optimize_metrics(
         "numBytesSkippedToReduceWriteAmplification": 0,
         "startTimeMs": start_time_ms,
         "endTimeMs": 0,
-        "totalClusterParallelism": spark.sparkContext.defaultParallelism,
+        "totalClusterParallelism": default_parallelism(spark),
         "totalScheduledTasks": 0,
         "autoCompactParallelismStats": None,
         "deletionVectorStats": {

@@ -4,7 +4,7 @@ delta-spark parses each ``where`` into an unresolved Catalyst expression, refuse
 a subquery or naming a column that is not a partition column
 (``DELTA_NON_PARTITION_COLUMN_REFERENCE``), and records the expressions' ``toString`` in
 the commit's ``predicate`` parameter. ``catalyst_text`` does that parse and print in
-Python; the few forms it leaves alone go to Spark's own parser.
+Python; the few forms it leaves alone are read by sqlglot and recorded as written.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.errors import ParseException
 from pyspark.sql import SparkSession
 
 from ...exceptions import DeltaAnalysisException
 from ...kernel import Snapshot
 from ...kernel.scan import PARTITION_VALUES, conjunction, partition_keys
+from ..expressions.tree import Opaque, Ref, from_sql, walk
 from ..read.predicates import kernel_predicate
 from .catalyst_text import ParsedPredicate, parse_predicate
 
@@ -37,33 +37,26 @@ def parsed_predicate(spark: SparkSession, text: str) -> ParsedPredicate:
         escaped_string_literals=_conf_flag(spark, "spark.sql.parser.escapedStringLiterals"),
         double_quoted_identifiers=_conf_flag(spark, "spark.sql.ansi.doubleQuotedIdentifiers"),
     )
-    return parsed if parsed is not None else _parsed_by_spark(spark, text)
+    return parsed if parsed is not None else _parsed_by_sqlglot(text)
 
 
-def _parsed_by_spark(spark: SparkSession, text: str) -> ParsedPredicate:
-    """What ``catalyst_text`` leaves alone, from Spark's own parser (a classic session's JVM)."""
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    try:
-        expression = spark._jsparkSession.sessionState().sqlParser().parseExpression(text)
-    except ParseException:
-        raise DeltaAnalysisException(
-            f"Cannot recognize the predicate '{text}'", errorClass="DELTA_FAILED_RECOGNIZE_PREDICATE"
-        ) from None
-    if jvm.org.apache.spark.sql.catalyst.expressions.SubqueryExpression.hasSubquery(expression):
+def _parsed_by_sqlglot(text: str) -> ParsedPredicate:
+    """What ``catalyst_text`` leaves alone (CASE, lambdas, functions Spark's grammar treats
+    specially), read through sqlglot: its column names, and the text as written, since no
+    API of a Spark Connect session prints Catalyst's unresolved form of it."""
+    expression = from_sql(text)
+    if isinstance(expression, Opaque) and expression.kind == "unparsed":
+        raise DeltaAnalysisException(f"Cannot recognize the predicate '{text}'", errorClass="DELTA_FAILED_RECOGNIZE_PREDICATE")
+    nodes = walk(expression)
+    if any(isinstance(n, Opaque) and n.kind == "subquery" for n in nodes):
         raise DeltaAnalysisException(
             "Subquery is not supported in partition predicates.", errorClass="DELTA_UNSUPPORTED_SUBQUERY_IN_PARTITION_PREDICATES"
         )
     names: list[str] = []
-    attributes = expression.references().iterator()
-    while attributes.hasNext():
-        attribute = attributes.next()
-        unresolved = attribute.getClass().getSimpleName() == "UnresolvedAttribute"
-        name = str(attribute.nameParts().mkString(".")) if unresolved else str(attribute.name())
-        if name not in names:
-            names.append(name)
-    max_fields = int(spark.conf.get("spark.sql.debug.maxToStringFields", "25") or 25)
-    return ParsedPredicate(str(expression.simpleString(max_fields)), tuple(names))
+    for node in nodes:
+        if isinstance(node, Ref) and ".".join(node.parts) not in names:
+            names.append(".".join(node.parts))
+    return ParsedPredicate(text, tuple(names))
 
 
 def checked_partition_predicates(spark: SparkSession, snapshot: Snapshot, texts: Sequence[str]) -> list[str]:

@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import ArrayType, DataType, LongType, MapType, StructField, StructType
 
 from ...exceptions import DeltaIllegalArgumentException
@@ -46,6 +47,7 @@ from ...kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...kernel.storage import Storage
 from ..paths import absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
 from ..pyspark_classes import is_connect
+from ..server_paths import check_server_sees
 from .field_metadata import read_schema
 
 # Reader features this engine implements on top of the kernel's log replay.
@@ -183,6 +185,8 @@ def read_files(
     which with a file column of ``path`` addresses a row for DML.
     """
     snapshot.require_readable(ENGINE_READER_FEATURES)
+    if files.num_rows:
+        check_server_sees(spark, snapshot)
     logged = spark_schema(snapshot)
     schema = read_schema(logged)  # the field metadata reads show, on the scan's fields or by alias
     partition_names = {c.lower() for c in snapshot.partition_columns}
@@ -193,7 +197,7 @@ def read_files(
     output = [*schema.fields, *extra_fields]
 
     if files.num_rows == 0:
-        labels = spark.createDataFrame(files.select(list(file_columns))).schema.fields if file_columns else []
+        labels = from_arrow_schema(files.select(list(file_columns)).schema).fields if file_columns else []
         return spark.createDataFrame([], StructType([*output, *labels]))
     missing = [name for name in (DELETION_VECTOR, PARTITION_VALUES) if name not in files.column_names]
     if missing:

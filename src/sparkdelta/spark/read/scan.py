@@ -25,7 +25,7 @@ from ..storage import open_table
 from ..time_zones import session_instant
 from .change_feed import load_changes
 from .parquet import input_file_name, read_files
-from .predicates import filtered_predicate
+from .predicates import condition_predicate, table_schema
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +103,7 @@ def filter_with_pruning(original: Any) -> Any:
         info = scan_info(self)
         if info is None:
             return original(self, condition)
-        # The unwrapped filter: calling the wrapper again here would recurse.
-        predicate = filtered_predicate(original(self, condition))
+        predicate = condition_predicate(self.sparkSession, table_schema(info.snapshot), condition, info.alias)
         predicates = [*info.predicates, predicate] if predicate is not None else info.predicates
         return scan(self.sparkSession, info.snapshot, [*info.conditions, condition], predicates, info.alias)
 
@@ -126,4 +125,5 @@ def input_files_from_log(original: Any) -> Any:
         return [input_file_name(key) for key in spark_file_uris(info.snapshot.table_root, file_paths(info.files))]
 
     input_files.__doc__ = original.__doc__
+    input_files.__wrapped__ = original  # type: ignore[attr-defined]
     return input_files

@@ -11,9 +11,9 @@ Views are dropped once Spark has analyzed the query.
 
 from __future__ import annotations
 
+import re
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -152,39 +152,55 @@ def _point_at_view(statement: exp.Expression, table: exp.Table, view: str) -> No
     table.set("alias", alias)
 
 
-@contextmanager
-def delta_views(
-    spark: SparkSession, statement: exp.Expression, original_sql: SparkSql, drop: bool = True
-) -> Iterator[exp.Expression]:
-    """``statement`` with its Delta references replaced by temporary views, dropped on exit
-    unless ``drop`` is false (for statements that keep referring to them, like EXPLAIN)."""
+def delta_frames(
+    spark: SparkSession, statement: exp.Expression, original_sql: SparkSql
+) -> tuple[exp.Expression, dict[str, DataFrame]]:
+    """``statement`` with each Delta reference renamed to a placeholder, and the Delta
+    DataFrame each placeholder stands for (``run_with_frames`` runs them together)."""
     rewritten = statement.copy()
-    views: list[str] = []
+    frames: dict[str, DataFrame] = {}
     ctes = _cte_names(rewritten)
-    try:
-        for table in list(rewritten.find_all(exp.Table)):
-            if not table.args.get("db") and table.name.lower() in ctes:
-                continue
-            df = load_reference(spark, table, original_sql)
-            if df is None:
-                continue
-            condition = _single_table_filter(rewritten, table)
-            if condition is not None:
-                try:
-                    df = df.where(condition)
-                except AnalysisException:
-                    pass  # Spark reports it against the whole query below
-            view = f"__sparkdelta_{uuid.uuid4().hex}"
-            df.createOrReplaceTempView(view)
-            views.append(view)
-            if isinstance(table.this, exp.Anonymous):
-                table.set("alias", table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("table_changes")))
-            _point_at_view(rewritten, table, view)
-        yield rewritten
-    finally:
-        if drop:
-            for view in views:
-                spark.catalog.dropTempView(view)
+    for table in list(rewritten.find_all(exp.Table)):
+        if not table.args.get("db") and table.name.lower() in ctes:
+            continue
+        df = load_reference(spark, table, original_sql)
+        if df is None:
+            continue
+        condition = _single_table_filter(rewritten, table)
+        if condition is not None:
+            try:
+                filtered = df.where(condition)
+                filtered.schema  # noqa: B018 - a Connect session analyzes only when asked
+                df = filtered
+            except AnalysisException:
+                pass  # Spark reports it against the whole query below
+        name = f"{_PLACEHOLDER}{uuid.uuid4().hex}"
+        frames[name] = df
+        if isinstance(table.this, exp.Anonymous):
+            table.set("alias", table.args.get("alias") or exp.TableAlias(this=exp.to_identifier("table_changes")))
+        _point_at_view(rewritten, table, name)
+    return rewritten, frames
+
+
+_PLACEHOLDER = "__sparkdelta_"
+_PLACEHELD = re.compile(rf"`?({_PLACEHOLDER}[0-9a-f]{{32}})`?")
+
+
+def run_with_frames(
+    spark: SparkSession, statement: exp.Expression, frames: dict[str, DataFrame], original_sql: SparkSql
+) -> DataFrame:
+    """Run ``statement`` (from ``delta_frames``) with Spark's own ``spark.sql(text, **frames)``.
+
+    Spark binds each ``{name}`` to its DataFrame: a classic session through a temporary
+    view for the statement's analysis, a Spark Connect one by sending the DataFrames' plans
+    with the statement (a Connect server analyzes a query again at each action, so a view
+    dropped after the call would be gone by then). Braces of the text itself are escaped.
+    """
+    text = statement.sql(dialect=DeltaSpark)
+    if not frames:
+        return original_sql(spark, text)
+    placeheld = _PLACEHELD.sub(r"{\1}", text.replace("{", "{{").replace("}", "}}"))
+    return original_sql(spark, placeheld, None, **frames)
 
 
 def has_delta_reference(spark: SparkSession, statement: exp.Expression | exp.Query) -> bool:
@@ -202,11 +218,9 @@ def has_delta_reference(spark: SparkSession, statement: exp.Expression | exp.Que
 
 
 def run_query(spark: SparkSession, statement: exp.Expression, original_sql: SparkSql) -> DataFrame:
-    """Run a query that reads Delta tables; the DataFrame is analyzed before the views go."""
-    with delta_views(spark, statement, original_sql) as rewritten:
-        df = original_sql(spark, rewritten.sql(dialect=DeltaSpark))
-        df.schema  # noqa: B018 - analysis resolves the views before they are dropped
-        return df
+    """Run a statement that reads Delta tables."""
+    rewritten, frames = delta_frames(spark, statement, original_sql)
+    return run_with_frames(spark, rewritten, frames, original_sql)
 
 
 def query_dataframe(spark: SparkSession, query: exp.Expression, original_sql: SparkSql) -> DataFrame:

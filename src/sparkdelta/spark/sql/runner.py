@@ -26,7 +26,7 @@ from .commands import describe_table
 from .create import is_delta_create, run_delta_statement
 from .dialect import DeltaSpark, ShowTblProperties, parse
 from .dml import HANDLERS as DML_HANDLERS
-from .reads import SparkSql, delta_location, delta_views, has_delta_reference, query_dataframe, run_query, table_name
+from .reads import SparkSql, delta_location, has_delta_reference, query_dataframe, run_query, table_name
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
@@ -84,8 +84,8 @@ def _literal(value: Any) -> exp.Expression:
 def _passing_args(original_sql: SparkSql, text: str, args: Any) -> SparkSql:
     """Spark's ``sql`` that hands ``args`` on when it is given this very statement."""
 
-    def spark_sql(session: SparkSession, query: str) -> DataFrame:
-        return original_sql(session, query, args) if query == text else original_sql(session, query)
+    def spark_sql(session: SparkSession, query: str, *more: Any, **frames: Any) -> DataFrame:
+        return original_sql(session, query, args) if query == text else original_sql(session, query, *more, **frames)
 
     return spark_sql
 
@@ -150,8 +150,7 @@ def _statement_reading_delta(spark: SparkSession, statement: exp.Expression, ori
         rows = query_dataframe(spark, query, original_sql)
         rows.write.insertInto(table_name(statement.this), overwrite=bool(statement.args.get("overwrite")))
         return spark.range(0).select()
-    with delta_views(spark, statement, original_sql, drop=False) as rewritten:
-        return original_sql(spark, rewritten.sql(dialect=DeltaSpark))
+    return run_query(spark, statement, original_sql)
 
 
 def _targets_delta(spark: SparkSession, statement: exp.Expression) -> bool:
@@ -165,7 +164,7 @@ def _targets_delta(spark: SparkSession, statement: exp.Expression) -> bool:
 def run_sql(spark: SparkSession, text: str, original_sql: SparkSql | None = None, args: Any = None) -> DataFrame:
     """Run every statement in ``text``; the last one's DataFrame. ``args`` are Spark's
     parameter values (a dict for ``:name`` markers, a list for ``?``)."""
-    run_original = original_sql or _original_sql()
+    run_original = original_sql or _original_sql(spark)
     statements = split_statements(text)
     if not statements:
         raise DeltaAnalysisException("no SQL statement given")
@@ -176,7 +175,7 @@ def run_sql(spark: SparkSession, text: str, original_sql: SparkSql | None = None
     return result
 
 
-def _original_sql() -> SparkSql:
-    """Spark's own ``SparkSession.sql``, beneath sparkdelta's hook."""
-    sql = SparkSession.sql
+def _original_sql(spark: SparkSession) -> SparkSql:
+    """Spark's own ``sql`` of ``spark``'s kind of session (classic or Connect), beneath sparkdelta's hook."""
+    sql = type(spark).sql
     return getattr(sql, "__wrapped__", sql)

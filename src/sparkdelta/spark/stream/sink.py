@@ -40,14 +40,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 from pyspark.sql.types import ArrayType, DataType, MapType, NullType, StructType
 
 from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException, DeltaRuntimeException, spark_errors
-from ..catalog import CatalogEntry, lookup, unregister
+from ..catalog import CatalogEntry, is_temp_view, lookup, unregister
 from ..commands.create_table import CreateTableResult, TableSpec, create_table
 from ..options import DeltaOptions
 from ..pyspark_classes import families, is_connect
@@ -383,13 +382,6 @@ def _start_path(writer: DataStreamWriter, path: str | None, start: Start) -> Str
     return _run(writer, _Sink(str(target), _checked(writer, str(target)), spark), start)
 
 
-def _is_temp_view(spark: SparkSession, name: str) -> bool:
-    try:
-        return bool(spark.catalog.getTable(name).isTemporary)
-    except AnalysisException:  # no such table or view
-        return False
-
-
 def _refuse_non_delta(entry: CatalogEntry) -> None:
     if entry.provider.lower() == "view":
         raise DeltaAnalysisException(f"Streaming into views {entry.name} is not supported.")
@@ -469,7 +461,7 @@ def _to_table(original: Start, start: Start) -> Callable[..., StreamingQuery]:
         **options: Any,
     ) -> StreamingQuery:
         _apply(self, format, outputMode, partitionBy, queryName, options)
-        if _settings(self).format != DELTA or _is_temp_view(_session(self), tableName):
+        if _settings(self).format != DELTA or is_temp_view(_session(self), tableName):
             return original(self, tableName)  # Spark refuses a temporary view by name
         return _start_table(self, tableName, start)
 

@@ -70,7 +70,9 @@ from ..conf import (
     table_or_session_flag,
 )
 from ..options import DeltaOptions
-from ..paths import absolute_path, hadoop_path, log_path, spark_lists
+from ..paths import absolute_path, hadoop_path, is_object_store, log_path, spark_lists
+from ..pyspark_classes import is_connect
+from ..server_paths import unseen_path_error
 from ..storage import open_table
 from ..time_zones import zone
 from .column_mapping import physical_name, to_physical
@@ -245,6 +247,8 @@ def _write_files(df: DataFrame, storage: Storage, root: str, layout: _Layout, da
         if layout.partition_columns:
             writer = writer.partitionBy(*layout.partition_columns)
         writer.parquet(hadoop_path(staging))
+        if not is_object_store(root) and not storage.exists(staging) and is_connect(df.sparkSession):
+            raise unseen_path_error(root)  # the server wrote its files where this process does not look
         written = sorted(
             (f for f in storage.list_tree(staging, spark_lists) if _data_file(f.name)),
             key=lambda f: f.path,

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import sqlglot
 from pyspark.errors import AnalysisException
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StructField, StructType
+from pyspark.sql.types import StructField, StructType
 from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
 from ...kernel.features import GENERATION_EXPRESSION
+from ..expressions.spark_types import can_up_cast
 from .constraints import Constraint
 
 
@@ -64,28 +65,34 @@ def validate_generated_columns(spark: SparkSession, schema: StructType, table: s
         if parsed.find(exp.Select, exp.Subquery) is not None:
             raise DeltaAnalysisException(f"{where}: subqueries are not allowed in a generation expression")
         try:
-            projected = empty.selectExpr(expression)
+            result_type = empty.selectExpr(expression).schema.fields[0].dataType
         except AnalysisException as exc:
             raise DeltaAnalysisException(
                 f"{where}: the expression must use only the table's non-generated columns: {exc}"
             ) from exc
-        plan = projected._jdf.queryExecution().analyzed()
-        if plan.getClass().getSimpleName() != "Project":
+        refused = _refused_in_join(spark, empty, expression)
+        if refused == "UNSUPPORTED_EXPR_FOR_OPERATOR":
             raise DeltaAnalysisException(f"{where}: aggregate and window functions are not allowed")
-        if not plan.expressions().apply(0).deterministic():
+        if refused == "INVALID_NON_DETERMINISTIC_EXPRESSIONS":
             raise DeltaAnalysisException(f"{where}: the expression must be deterministic")
-        result_type = projected.schema.fields[0].dataType
-        if not can_up_cast(spark, result_type, by_name[name].dataType):
+        if not can_up_cast(result_type, by_name[name].dataType):
             raise DeltaAnalysisException(
                 f"{where}: the expression's type {result_type.simpleString()} does not fit the column's type "
                 f"{by_name[name].dataType.simpleString()}"
             )
 
 
-def can_up_cast(spark: SparkSession, source: DataType, target: DataType) -> bool:
-    """Spark's own rule for casts that lose nothing (``Cast.canUpCast``)."""
-    session = spark._jsparkSession
-    jvm = spark._jvm
-    assert session is not None and jvm is not None
-    cast = jvm.org.apache.spark.sql.catalyst.expressions.Cast
-    return bool(cast.canUpCast(session.parseDataType(source.json()), session.parseDataType(target.json())))
+def _refused_in_join(spark: SparkSession, rows: DataFrame, expression: str) -> str | None:
+    """The error class Spark's analysis gives ``expression`` in a join condition, if any.
+
+    A join condition is where Spark refuses both what a generated column may not hold:
+    aggregate and window functions (``UNSUPPORTED_EXPR_FOR_OPERATOR``) and nondeterministic
+    expressions (``INVALID_NON_DETERMINISTIC_EXPRESSIONS``), by the same ``deterministic``
+    flag delta-spark checks; plain DataFrame analysis, so on any kind of session.
+    """
+    other = spark.range(0).select(F.lit(1).alias("__sparkdelta_probe"))
+    try:
+        rows.join(other, F.expr(expression).isNull()).schema  # noqa: B018 - analysis only
+    except AnalysisException as exc:
+        return exc.getCondition()
+    return None

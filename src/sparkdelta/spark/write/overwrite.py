@@ -10,8 +10,8 @@ from sqlglot import exp
 
 from ...kernel import Snapshot
 from ...kernel.scan import PARTITION_VALUES, partition_keys, typed_partitions
-from ..read.parquet import read_files, spark_schema, without_field_metadata
-from ..read.predicates import condition_predicate, schema_probe
+from ..read.parquet import read_files
+from ..read.predicates import condition_predicate, table_schema
 
 _PATH = "__sparkdelta_path"
 
@@ -24,7 +24,7 @@ def _partition_frame(spark: SparkSession, files: pa.Table) -> DataFrame:
 
 def _may_match(spark: SparkSession, snapshot: Snapshot, predicate: str) -> pa.Table:
     """Scan files data skipping cannot rule out for ``predicate``."""
-    parsed = condition_predicate(schema_probe(spark, without_field_metadata(spark_schema(snapshot))), predicate)
+    parsed = condition_predicate(spark, table_schema(snapshot), predicate)
     return snapshot.scan(parsed).files
 
 

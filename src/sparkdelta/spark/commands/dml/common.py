@@ -61,9 +61,10 @@ from ....kernel.identity import marks_committed
 from ....kernel.protocol import require_writable
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS, PARTITION_VALUES
 from ...conf import USER_METADATA, get_str
+from ...expressions import resolve_condition
 from ...job_tags import tagged
-from ...read.parquet import read_files, spark_schema, without_field_metadata
-from ...read.predicates import Condition, kernel_predicate, schema_probe
+from ...read.parquet import read_files
+from ...read.predicates import Condition, kernel_predicate, table_schema
 from ...write.dataframe import (
     CHANGE_TYPE_COLUMN,
     keep_uncommitted,
@@ -117,14 +118,13 @@ def condition_column(condition: Condition | None) -> Column:
 def condition_sql(spark: SparkSession, snapshot: Snapshot, condition: Condition) -> str:
     """A condition's SQL as Spark resolves it against the table, for ``operationParameters``.
 
-    delta-spark records the resolved expression's SQL too (``(RideId = 100000)``);
-    text that does not resolve is recorded as given.
+    delta-spark records the resolved expression's SQL too (``(RideId = 100000)``), which
+    ``spark/expressions`` prints in Python; what it cannot print is recorded as given.
     """
-    probe = schema_probe(spark, without_field_metadata(spark_schema(snapshot)))
-    try:
-        return str(probe.filter(condition_column(condition))._jdf.queryExecution().analyzed().condition().sql())
-    except Exception:  # the command itself reports an unresolvable condition
-        return condition if isinstance(condition, str) else str(condition)
+    text = resolve_condition(spark, condition, table_schema(snapshot)).sql()
+    if text is not None:
+        return text
+    return condition if isinstance(condition, str) else str(condition)
 
 
 def matched(condition: Condition | None) -> Column:
@@ -138,14 +138,9 @@ def candidate_files(spark: SparkSession, snapshot: Snapshot, condition: Conditio
 
 
 def _referenced_columns(spark: SparkSession, snapshot: Snapshot, condition: Condition) -> set[str] | None:
-    """Lower-cased names of the table columns ``condition`` reads (None if it does not resolve)."""
-    probe = schema_probe(spark, without_field_metadata(spark_schema(snapshot)))
-    try:
-        plan = probe.filter(condition_column(condition))._jdf.queryExecution().analyzed()
-        names = plan.condition().references().toSeq()
-        return {str(names.apply(i).name()).lower() for i in range(names.size())}
-    except Exception:  # a shape py4j cannot walk: treat it as reading data columns
-        return None
+    """Lower-cased names of the table columns ``condition`` reads (None if that is not certain)."""
+    columns = resolve_condition(spark, condition, table_schema(snapshot)).references()
+    return None if columns is None else {c.path[0].lower() for c in columns}
 
 
 def partition_only_files(spark: SparkSession, snapshot: Snapshot, condition: Condition | None) -> pa.Table | None:

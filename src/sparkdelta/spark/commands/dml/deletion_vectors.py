@@ -38,6 +38,7 @@ from ....kernel.file_actions import remove_actions
 from ....kernel.scan import DELETION_VECTOR, NUM_RECORDS
 from ....kernel.storage import Storage
 from ...paths import absolute_path
+from ...session_facts import default_parallelism
 from .files import FILE_PATH_COLUMN, MATCHED_ROWS_COLUMN, ROW_INDEX_COLUMN
 
 _DV_FIELDS = ("storageType", "pathOrInlineDv", "offset", "sizeInBytes", "cardinality")
@@ -185,7 +186,7 @@ def store_deletion_vectors(spark: SparkSession, snapshot: Snapshot, files: pa.Ta
     one the file's current DV already deletes; the tasks check it.
     """
     root = snapshot.table_root
-    tasks = max(1, min(files.num_rows, spark.sparkContext.defaultParallelism))
+    tasks = max(1, min(files.num_rows, default_parallelism(spark)))
     pairs = rows.select(FILE_PATH_COLUMN, ROW_INDEX_COLUMN).repartition(tasks, FILE_PATH_COLUMN)
     store = partial(_store_task, snapshot.storage, root, _file_info(files))
     results = pairs.mapInArrow(store, _RESULT).toArrow()

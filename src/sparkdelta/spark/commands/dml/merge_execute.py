@@ -134,7 +134,9 @@ def run_merge(builder: DeltaMergeBuilder) -> CommandResult:
         )
         dml.parameters = plan.parameters
         _evolve(dml, plan)
-        stable = materialized is not None or bool(source._jdf.queryExecution().analyzed().deterministic())
+        # Only a materialized source surely yields the same rows twice: no API both kinds of
+        # session share says whether a plan is deterministic, so an unmaterialized one is not.
+        stable = materialized is not None
         if insert_only:
             _insert_only(dml, plan, snapshot, counts, stable, counted=materialized is not None)
         else:
@@ -220,7 +222,7 @@ def _write_inserts(dml: DmlCommit, plan: MergePlan, sources: DataFrame, counts: 
 def _insert_only(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, counts: MergeCounts, stable: bool, counted: bool) -> None:
     """Append the source rows no target row matches; a blind append (no target file is read into the outcome)."""
     with dml.timed("scanTimeMs", "finding the candidate target files"):
-        candidates = candidate_files(plan, snapshot, plan.probe, stable).files
+        candidates = candidate_files(plan, snapshot, stable).files
     sources = plan.source
     observation = None if counted else Observation("merge_source")
     if observation is not None:
@@ -291,7 +293,7 @@ def _touched_files(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, files: p
 def _classic(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, counts: MergeCounts, stable: bool) -> None:
     """A merge with matched or not-matched-by-source clauses: find the touched files, then rewrite."""
     with dml.timed("scanTimeMs", "finding the files the merge touches"):
-        candidates = candidate_files(plan, snapshot, plan.probe, stable)
+        candidates = candidate_files(plan, snapshot, stable)
         dml.read(candidates.files, predicate=candidates.predicate)
         touched, extra = _touched_files(dml, plan, snapshot, candidates.files)
     if touched.num_rows == 0:

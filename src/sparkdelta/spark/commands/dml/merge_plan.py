@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, LongType, StringType, StructField, StructType
@@ -37,6 +38,8 @@ from ....exceptions import DeltaAnalysisException
 from ....kernel import Metadata, Protocol, Snapshot, metadata_change
 from ....kernel.features import GENERATION_EXPRESSION
 from ...conf import SCHEMA_AUTO_MERGE, get_bool
+from ...expressions import Relation, resolve_condition
+from ...expressions.tree import Ref, from_condition, walk
 from ...read.parquet import ROW_INDEX_COLUMN, spark_schema, without_field_metadata
 from ...write.identity import identity_columns, refuse_explicit_insert, refuse_update
 from ...write.schema import bare, delta_schema_json, new_table_schema
@@ -118,6 +121,8 @@ class MergePlan:
     metadata: Metadata | None = None  # the evolved schema's metadata, to commit
     protocol: Protocol | None = None  # an upgrade the evolved metadata needs
     parameters: dict[str, str] = field(default_factory=dict)
+    # The target's columns as the clauses name them (with file path and row index).
+    target_schema: StructType = field(default_factory=StructType)
 
     @property
     def clauses(self) -> list[ResolvedClause]:
@@ -221,7 +226,8 @@ def resolve(
     schema_evolution: bool,
 ) -> MergePlan:
     """Resolve the merge against ``snapshot``: aliases, evolved schema, clause columns, history parameters."""
-    source_alias = _source_alias(source) or _SOURCE_ALIAS
+    expressions = [condition, *(e for c in clauses for e in _clause_expressions(c))]
+    source_alias = _source_alias(source, expressions, target_alias) or _SOURCE_ALIAS
     aliased = source.withColumn(SOURCE_PRESENT, F.lit(True)).alias(source_alias)
     talias = target_alias or _TARGET_ALIAS
     table_schema = without_field_metadata(spark_schema(snapshot))
@@ -243,12 +249,10 @@ def resolve(
         metadata,
         protocol,
     )
-    probe_target = spark.createDataFrame(
-        [],
-        StructType(
-            [*table_schema.fields, StructField(FILE_PATH_COLUMN, StringType()), StructField(ROW_INDEX_COLUMN, LongType())]
-        ),
+    plan.target_schema = StructType(
+        [*table_schema.fields, StructField(FILE_PATH_COLUMN, StringType()), StructField(ROW_INDEX_COLUMN, LongType())]
     )
+    probe_target = spark.createDataFrame([], plan.target_schema)
     target_side = plan.target(probe_target)
     probe = plan.probe = plan.joined(probe_target, "full")
     sides = {"matched": probe, "notMatched": aliased, "notMatchedBySource": target_side}
@@ -262,15 +266,32 @@ def resolve(
     return plan
 
 
-def _source_alias(source: DataFrame) -> str | None:
-    """The alias the source's columns carry (``df.alias("s")``, a view's name), if they share one."""
-    output = source._jdf.queryExecution().analyzed().output()
-    names = set()
-    for i in range(output.size()):
-        qualifier = output.apply(i).qualifier()
-        if qualifier.nonEmpty():
-            names.add(str(qualifier.last()))
-    return names.pop() if len(names) == 1 else None
+def _clause_expressions(clause: MergeClause) -> list[Expression]:
+    values = [value for _, value in clause.assignments or ()]
+    return values if clause.condition is None else [clause.condition, *values]
+
+
+def _source_alias(source: DataFrame, expressions: list[Expression], target_alias: str | None) -> str | None:
+    """The alias of the source's columns (``df.alias("s")``, a view's name) that the merge's
+    expressions name them by, if any.
+
+    Each qualifier the expressions use (``s`` of ``s.id``) that is not the target's alias
+    nor a source column (a struct) is tried on the source itself (``s.*``): analysis, no job.
+    """
+    columns = {c.lower() for c in source.columns}
+    tried = {target_alias.lower()} if target_alias else set()
+    for value in expressions:
+        for node in walk(from_condition(value)):
+            if not isinstance(node, Ref) or len(node.parts) < 2 or node.parts[0].lower() in columns | tried:
+                continue
+            qualifier = node.parts[0]
+            tried.add(qualifier.lower())
+            try:
+                source.select(F.col(quoted(qualifier) + ".*")).columns  # noqa: B018 - analysis only
+            except AnalysisException:
+                continue
+            return qualifier
+    return None
 
 
 def _evolution(snapshot: Snapshot, source: StructType) -> tuple[Metadata | None, Protocol | None, StructType]:
@@ -402,8 +423,12 @@ def _explicit_values(plan: MergePlan, clause: MergeClause, side: DataFrame, wher
 def _parameters(plan: MergePlan) -> dict[str, str]:
     """operationParameters as delta-spark writes them: the predicate and each kind's clauses, as JSON."""
 
+    relations = [Relation(plan.source.schema, plan.source_alias), Relation(plan.target_schema, plan.target_alias)]
+
     def sql(condition: Column) -> str:
-        text = str(plan.probe.filter(condition)._jdf.queryExecution().analyzed().condition().sql())
+        text = resolve_condition(plan.spark, condition, relations).sql()
+        if text is None:  # a shape not printed as Catalyst would: the condition as given
+            return str(condition)
         for alias in (_SOURCE_ALIAS, _TARGET_ALIAS):
             text = text.replace(f"{alias}.", "").replace(f"`{alias}`.", "")
         return text

@@ -27,19 +27,24 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from ....kernel import Snapshot
 from ....kernel import skipping as S
-from ...read.predicates import exact_widening, to_predicate
-from .merge_plan import MergePlan
+from ...expressions import Relation, resolve_condition
+from ...expressions.kernel import to_predicate
+from ...expressions.resolve import references
+from ...expressions.spark_types import comparison_type, exact_widening
+from ...expressions.tree import Call, Col, Expr, conjuncts
+from .merge_plan import MergePlan, quoted
 
 # Range pruning is sound only where min/max order is the column's own order.
 _RANGE_TYPES = {"byte", "short", "integer", "long", "string", "date", "timestamp", "timestamp_ntz"}
 # The range join compares every source key with every candidate's bounds: past this many
 # candidates the source's overall range alone decides.
 MAX_FILES_FOR_KEY_JOIN = 10_000
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -50,36 +55,37 @@ class Candidates:
     predicate: S.Predicate | None
 
 
-def _class(expr: Any) -> str:
-    return str(expr.getClass().getSimpleName())
+def _side_column(expr: Expr, alias: str) -> Col | None:
+    """A top-level column of the side named ``alias``."""
+    return expr if isinstance(expr, Col) and expr.qualifier == alias and len(expr.path) == 1 else None
 
 
-def _children(expr: Any) -> list[Any]:
-    children = expr.children()
-    return [children.apply(i) for i in range(children.size())]
-
-
-def _conjuncts(expr: Any) -> list[Any]:
-    if _class(expr) == "And":
-        return [part for child in _children(expr) for part in _conjuncts(child)]
-    return [expr]
-
-
-def _target_column(expr: Any, target: Any) -> tuple[str, str] | None:
-    """(name, type) of a top-level target column, possibly under a numeric widening cast."""
-    if _class(expr) == "Cast":
-        (child,) = _children(expr)
-        if exact_widening(str(child.dataType().typeName()), str(expr.dataType().typeName())):
-            expr = child
-    if _class(expr) == "AttributeReference" and target.contains(expr):
-        return str(expr.name()), str(expr.dataType().typeName())
+def _key(conjunct: Expr, plan: MergePlan) -> tuple[str, str, str] | None:
+    """(target column, its type name, source column SQL) of ``target.k = source.k``, when the
+    comparison's implicit casts keep both sides' order (so the source's range is the keys')."""
+    if not (isinstance(conjunct, Call) and conjunct.name == "=" and len(conjunct.args) == 2):
+        return None
+    left, right = conjunct.args
+    for mine, theirs in ((left, right), (right, left)):
+        target, source = _side_column(mine, plan.target_alias), _side_column(theirs, plan.source_alias)
+        if target is None or source is None or target.type.typeName() not in _RANGE_TYPES:
+            continue
+        common = comparison_type(target.type, source.type)
+        if common is not None and exact_widening(target.type, common) and exact_widening(source.type, common):
+            return target.path[0], target.type.typeName(), quoted(plan.source_alias, source.path[0])
     return None
 
 
+def _bound(sql: str, type_name: str) -> Column:
+    """A source key as aggregated for its range: timestamps as epoch microseconds, which both
+    kinds of session collect alike (a collected datetime's zone depends on the client)."""
+    return F.unix_micros(F.expr(sql)) if type_name == "timestamp" else F.expr(sql)
+
+
 def _literal(value: Any, type_name: str) -> S.Literal | None:
-    """A collected Spark value as a kernel literal (timestamps as UTC instants, as ``predicates`` makes them)."""
-    if isinstance(value, dt.datetime) and type_name == "timestamp":
-        return S.Literal(value.astimezone(dt.UTC))  # collected as the Python process's local time
+    """A collected bound as a kernel literal (timestamps as UTC instants, as ``predicates`` makes them)."""
+    if type_name == "timestamp":
+        return S.Literal(_EPOCH + dt.timedelta(microseconds=value)) if isinstance(value, int) else None
     if isinstance(value, (int, str, dt.date, Decimal)) and not isinstance(value, bool):
         return S.Literal(value)
     return None
@@ -97,15 +103,17 @@ def _keep(snapshot: Snapshot, predicate: S.Predicate | None) -> pa.Array:
     return snapshot.scan(predicate).selection
 
 
-def candidate_files(plan: MergePlan, snapshot: Snapshot, probe: DataFrame, source_ranges: bool) -> Candidates:
+def _relations(plan: MergePlan) -> list[Relation]:
+    return [Relation(plan.target_schema, plan.target_alias), Relation(plan.source.schema, plan.source_alias)]
+
+
+def candidate_files(plan: MergePlan, snapshot: Snapshot, source_ranges: bool) -> Candidates:
     """The files that may hold a target row some clause acts on (see the module docstring).
 
-    ``probe`` is the source joined with an empty target (``merge_plan``); ``source_ranges``
-    allows the aggregate over the source (it must be materialized or deterministic, so
-    that its values are the ones the merge then joins).
+    ``source_ranges`` allows the aggregate over the source (it must be materialized or
+    deterministic, so that its values are the ones the merge then joins).
     """
-    join = probe._jdf.queryExecution().analyzed()
-    matching, matches_nothing, keys = _matching_predicate(plan, join, source_ranges)
+    matching, matches_nothing, keys = _matching_predicate(plan, source_ranges)
     files = snapshot.scan().files
     keep = pa.array([False] * files.num_rows, pa.bool_()) if matches_nothing else _keep(snapshot, matching)
     partitions = {c.lower() for c in snapshot.partition_columns}
@@ -114,34 +122,29 @@ def candidate_files(plan: MergePlan, snapshot: Snapshot, probe: DataFrame, sourc
         keep = _holding_source_keys(plan, snapshot, files, keep, data_keys[0])
     predicate = matching
     if plan.not_matched_by_source:
-        unmatched = _not_matched_by_source_predicate(plan, probe)
+        unmatched = _not_matched_by_source_predicate(plan)
         keep = pc.or_(keep, _keep(snapshot, unmatched))
         predicate = unmatched if matches_nothing else None if matching is None or unmatched is None else S.Or(matching, unmatched)
     return Candidates(files.filter(keep), predicate)
 
 
-def _matching_predicate(
-    plan: MergePlan, join: Any, source_ranges: bool
-) -> tuple[S.Predicate | None, bool, list[tuple[str, str, str]]]:
+def _matching_predicate(plan: MergePlan, source_ranges: bool) -> tuple[S.Predicate | None, bool, list[tuple[str, str, str]]]:
     """The kernel predicate a target row must pass to match a source row; True when no row can match;
-    the equality keys (target column, its type, source expression) usable for a file-level key join."""
-    target, source = join.right().outputSet(), join.left().outputSet()
+    the equality keys (target column, its type, source column) usable for a file-level key join."""
+    condition = resolve_condition(plan.spark, plan.condition, _relations(plan))
     found: list[S.Predicate] = []
-    ranges: list[tuple[str, str, str]] = []  # (target column, its type, source expression SQL)
-    for conjunct in _conjuncts(join.condition().get()):
-        if conjunct.references().subsetOf(target):
-            predicate = to_predicate(conjunct)
+    ranges: list[tuple[str, str, str]] = []  # (target column, its type, source column SQL)
+    for conjunct in conjuncts(condition.expr):
+        columns = references(conjunct)
+        if columns and all(c.qualifier == plan.target_alias for c in columns):
+            predicate = to_predicate(conjunct, condition.time_zone)
             if predicate is not None:
                 found.append(predicate)
-        elif _class(conjunct) == "EqualTo" and source_ranges:
-            left, right = _children(conjunct)
-            for mine, theirs in ((left, right), (right, left)):
-                column = _target_column(mine, target)
-                if column is not None and column[1] in _RANGE_TYPES and theirs.references().subsetOf(source):
-                    ranges.append((column[0], column[1], str(theirs.sql())))
-                    break
+        elif source_ranges and (key := _key(conjunct, plan)) is not None:
+            ranges.append(key)
     if ranges:
-        bounds = plan.source.agg(*[f(F.expr(sql)) for _, _, sql in ranges for f in (F.min, F.max)]).collect()[0]
+        aggregates = [f(_bound(sql, type_name)) for _, type_name, sql in ranges for f in (F.min, F.max)]
+        bounds = plan.source.agg(*aggregates).collect()[0]
         for i, (name, type_name, _) in enumerate(ranges):
             low, high = bounds[2 * i], bounds[2 * i + 1]
             if low is None:  # no non-null source key: no target row matches
@@ -179,13 +182,13 @@ def _holding_source_keys(
     return pc.is_in(pa.array(range(len(keep)), pa.int64()), value_set=wanted)
 
 
-def _not_matched_by_source_predicate(plan: MergePlan, probe: DataFrame) -> S.Predicate | None:
+def _not_matched_by_source_predicate(plan: MergePlan) -> S.Predicate | None:
     """Rows a not-matched-by-source clause may act on: the OR of their conditions (None: any row)."""
     either: S.Predicate | None = None
     for clause in plan.not_matched_by_source:
         if clause.condition is None:
             return None
-        condition = to_predicate(probe.filter(clause.condition)._jdf.queryExecution().analyzed().condition())
+        condition = resolve_condition(plan.spark, clause.condition, _relations(plan)).predicate()
         if condition is None:
             return None
         either = condition if either is None else S.Or(either, condition)

@@ -1,0 +1,107 @@
+"""Table names as Spark parses them (``parseMultipartIdentifier``), in Python.
+
+A name is parts separated by dots, each a run of ASCII letters, digits and underscores
+(that is not a number literal such as ``1``, ``1L`` or ``1e5``) or a backquoted part
+(```a.b```, with ``````` for a backquote). Whitespace and SQL comments may surround the
+parts. Spark accepts every keyword as a name part, as its default (non-ANSI-reserved)
+parser does.
+
+Names this module does not accept go to Spark for its own error (a ``ParseException``,
+on classic and Connect sessions alike), so a malformed name fails as it does in Spark.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pyspark.sql import SparkSession
+
+from ..exceptions import DeltaAnalysisException
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+# Spark's lexer reads these runs as number literals (INTEGER_VALUE, BIGINT_LITERAL,
+# EXPONENT_VALUE, DOUBLE_LITERAL, BIGDECIMAL_LITERAL...), not as identifiers.
+_NUMBER = re.compile(r"\d+(?:[LSY]|(?:E\d+)?(?:BD|D|F)?)", re.IGNORECASE)
+_SPACE = " \t\n\r\f\v"
+
+
+def _skip_blank(text: str, at: int) -> int | None:
+    """The position after the whitespace and comments at ``at``; None for an unclosed comment."""
+    while at < len(text):
+        if text[at] in _SPACE:
+            at += 1
+        elif text.startswith("--", at):
+            end = text.find("\n", at)
+            at = len(text) if end < 0 else end + 1
+        elif text.startswith("/*", at):
+            depth, at = 1, at + 2  # Spark's bracketed comments nest
+            while depth:
+                if at >= len(text):
+                    return None
+                if text.startswith("/*", at):
+                    depth, at = depth + 1, at + 2
+                elif text.startswith("*/", at):
+                    depth, at = depth - 1, at + 2
+                else:
+                    at += 1
+        else:
+            break
+    return at
+
+
+def _part(text: str, at: int) -> tuple[str, int] | None:
+    """The name part at ``at`` and the position after it, or None if none starts there."""
+    if text.startswith("`", at):
+        chars, at = [], at + 1
+        while at < len(text):
+            if text[at] != "`":
+                chars.append(text[at])
+                at += 1
+            elif text.startswith("``", at):
+                chars.append("`")
+                at += 2
+            else:
+                return "".join(chars), at + 1
+        return None
+    word = _WORD.match(text, at)
+    if word is None or _NUMBER.fullmatch(word.group()):
+        return None
+    return word.group(), word.end()
+
+
+def split_identifier(text: str) -> list[str] | None:
+    """The parts of a multipart name as Spark parses them, or None where Spark raises a parse error
+    (or the name is one this parser does not follow: see ``parse_identifier``)."""
+    parts: list[str] = []
+    at = _skip_blank(text, 0)
+    while at is not None:
+        found = _part(text, at)
+        if found is None:
+            return None
+        part, at = found
+        parts.append(part)
+        at = _skip_blank(text, at)
+        if at is None:
+            return None
+        if at == len(text):
+            return parts
+        if text[at] != ".":
+            return None
+        at = _skip_blank(text, at + 1)
+    return None
+
+
+def parse_identifier(spark: SparkSession, text: str) -> list[str]:
+    """The parts of a multipart name; a name Spark cannot parse fails with Spark's own error.
+
+    ``spark.catalog.tableExists`` parses the name on the server (classic or Connect) and
+    raises Spark's ``ParseException`` for it. Should Spark accept a name this module does
+    not, sparkdelta cannot know its parts and says so.
+    """
+    parts = split_identifier(text)
+    if parts is not None:
+        return parts
+    spark.catalog.tableExists(text)  # raises Spark's error for a malformed name
+    raise DeltaAnalysisException(
+        f"sparkdelta cannot read the table name {text!r}; put each part of it in backquotes (`db`.`table`)"
+    )
