@@ -66,8 +66,9 @@ spark.stop()
 """
 
 
-@pytest.mark.usefixtures("connect_only")
 def test_streams_run_on_a_server_with_sparkdelta(tmp_path: Path) -> None:
+    """A Connect client and server of its own, in a child process: runs in the classic suite
+    (``--connect`` keeps the tests of its one session's server only)."""
     src = str(Path(__file__).resolve().parents[3] / "src")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]), "PYSPARK_PYTHON": sys.executable}
     env.pop("SPARK_REMOTE", None)
