@@ -23,7 +23,7 @@ from deltaspark import rows
 from pyspark.errors import UnsupportedOperationException
 from pyspark.sql import Observation, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StructField
+from pyspark.sql.types import LongType, StructField, StructType
 
 from sparkdelta.builder import DeltaTableBuilder, IdentityGenerator
 from sparkdelta.exceptions import (
@@ -34,6 +34,7 @@ from sparkdelta.exceptions import (
 )
 from sparkdelta.kernel import AddFile, Table
 from sparkdelta.kernel.identity import SCHEMA_UPDATE_TAG, identity_columns, with_high_water_marks
+from sparkdelta.spark.write.identity import with_identity_values
 from sparkdelta.tables import DeltaTable
 
 # Runs in both implementations: each step's rows, high-water marks and error class.
@@ -239,7 +240,7 @@ def _assert_identity(ids: list[int], start: int, step: int) -> None:
     assert all((i - start) % step == 0 for i in ids), "each start + k * step"
 
 
-def test_every_dataframe_write_path_generates(spark: SparkSession, tmp_path: Path) -> None:
+def test_every_dataframe_write_path_generates(spark: SparkSession, connect: bool, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     spark.sql(
         "CREATE TABLE t_identity_paths (id BIGINT GENERATED ALWAYS AS IDENTITY (START WITH 1 INCREMENT BY 10), v INT)"
@@ -262,15 +263,19 @@ def test_every_dataframe_write_path_generates(spark: SparkSession, tmp_path: Pat
             given.write.format("delta").mode("overwrite").save(path)
         stream_input = tmp_path / "stream"
         spark.range(45, 50).select(F.col("id").cast("int").alias("v")).write.parquet(str(stream_input))
-        query = (
+        stream = (
             spark.readStream.schema("v INT")
             .parquet(str(stream_input))
             .writeStream.format("delta")
             .option("checkpointLocation", str(tmp_path / "checkpoint"))
             .trigger(availableNow=True)
-            .start(path)
         )
-        query.awaitTermination()
+        if connect:  # the tests' Connect server has no sparkdelta to run the sink (tests/spark/stream/conftest.py)
+            with pytest.raises(DeltaUnsupportedOperationException, match="cannot import sparkdelta"):
+                stream.start(path)
+            spark.range(45, 50).select(F.col("id").cast("int").alias("v")).write.format("delta").mode("append").save(path)
+        else:
+            stream.start(path).awaitTermination()
         ids = _ids(path, spark)
         assert sorted(r[0] for r in spark.read.format("delta").load(path).select("v").collect()) == list(range(50))
         _assert_identity(ids, 1, 10)
@@ -319,6 +324,41 @@ def test_an_observation_on_the_written_rows_completes(spark: SparkSession, tmp_p
     waiter.start()
     waiter.join(60)
     assert got == [{"rows": 12}]
+
+
+def test_values_are_numbered_once_over_kept_rows(spark: SparkSession) -> None:
+    """``with_identity_values`` directly, the way MERGE calls it: rows of a non-deterministic
+    query keep their values on every read (the rows are kept, not computed again), the
+    values follow the kept partitions (``p + r * n``), a condition leaves other rows' own
+    values, and an observation in the query completes with the keeping job."""
+    schema = StructType(
+        [
+            StructField(
+                "id",
+                LongType(),
+                True,
+                {"delta.identity.start": 10, "delta.identity.step": -2, "delta.identity.allowExplicitInsert": True},
+            ),
+            StructField("v", LongType()),
+        ]
+    )
+    observation = Observation("numbered")
+    source = spark.range(0, 400, 1, 4).where(F.rand() < 0.5).select(F.col("id").alias("v"), F.lit(-1).cast("long").alias("id"))
+    observed = source.observe(observation, F.count(F.lit(1)).alias("rows"))
+    numbered = with_identity_values(observed, schema, {"id": F.col("v") % 5 != 0})
+    first = numbered.select("v", "id", F.spark_partition_id().alias("p")).collect()
+    assert numbered.select("v", "id", F.spark_partition_id().alias("p")).collect() == first, "the same rows, the same values"
+    assert observation.get == {"rows": len(first)}
+    kept = [r for r in first if r["v"] % 5 == 0]
+    assert kept and all(r["id"] == -1 for r in kept)
+    generated = [r for r in first if r["v"] % 5 != 0]
+    partitions = max(r["p"] for r in first) + 1
+    position: dict[int, int] = {}
+    for r in generated:  # the r-th generated row of partition p (its rows in order) is position p + r * n
+        index = position.setdefault(r["p"], 0)
+        position[r["p"]] = index + 1
+        assert r["id"] == 10 - 2 * (r["p"] + index * partitions), r
+    _assert_identity([r["id"] for r in generated], 10, -2)
 
 
 @pytest.mark.parametrize("deletion_vectors", [False, True])

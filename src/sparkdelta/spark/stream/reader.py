@@ -5,6 +5,10 @@ the options (a bad one fails at ``load``, as in delta-spark, not at ``start``), 
 table name to its location, and hand the source the session's storage settings. With
 ``withEventTimeOrder``, the column of a ``withWatermark`` applied to the stream is handed
 to the source too: delta-spark finds it in the query plan, which a Python source cannot see.
+
+The same wrappers go on the classic and the Spark Connect classes (``pyspark_classes.py``).
+On Connect the source runs in the server's Python, which must import this sparkdelta
+(``server.py``): a stream is refused by name at ``load`` otherwise.
 """
 
 from __future__ import annotations
@@ -15,16 +19,17 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 from pyspark.sql.streaming.readwriter import DataStreamReader
 
 from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException, spark_errors
 from ..catalog import delta_entry, is_delta_table_name
 from ..paths import is_object_store, normalize_location
+from ..pyspark_classes import Family, families, reader_session
 from ..recorded import record_format, record_option, record_options, recording, settings_of
 from ..source import ensure_delta_source
 from ..storage import open_table, storage_options
 from .options import EVENT_TIME_OPTION, stream_options
+from .server import require_server_sparkdelta
 from .source import STORAGE_OPTION, stream_schema
 
 DELTA = "delta"
@@ -36,10 +41,11 @@ def _record_schema(state: dict[str, Any], schema: Any) -> None:
 
 def _delta_stream(reader: DataStreamReader, path: str, options: dict[str, Any]) -> DataFrame:
     """The stream over the Delta table at ``path``: options checked, storage settings attached."""
-    spark = reader._spark
+    spark = reader_session(reader)
     parsed = stream_options(options)
     location = normalize_location(path)
     snapshot = open_table(spark, location, options).snapshot()  # a missing table fails here, naming its path
+    require_server_sparkdelta(spark, "readStream.format('delta')")
     given = {k: str(v) for k, v in options.items()}
     if is_object_store(location):
         given[STORAGE_OPTION] = json.dumps(storage_options(spark, location, options))
@@ -80,9 +86,10 @@ def _table(original: Callable[..., DataFrame]) -> Callable[..., DataFrame]:
     @functools.wraps(original)
     @spark_errors
     def table(self: DataStreamReader, tableName: str) -> DataFrame:
-        if not is_delta_table_name(self._spark, tableName):
+        spark = reader_session(self)
+        if not is_delta_table_name(spark, tableName):
             return original(self, tableName)
-        return _delta_stream(self, delta_entry(self._spark, tableName).location, dict(settings_of(self)["options"]))
+        return _delta_stream(self, delta_entry(spark, tableName).location, dict(settings_of(self)["options"]))
 
     return table
 
@@ -100,15 +107,22 @@ def _with_watermark(original: Callable[..., DataFrame]) -> Callable[..., DataFra
     return with_watermark
 
 
+def _install_family(family: Family) -> None:
+    reader: Any = family.stream_reader
+    dataframe: Any = family.dataframe
+    reader.format = recording(reader.format, record_format)
+    reader.option = recording(reader.option, record_option)
+    reader.options = recording(reader.options, record_options)
+    reader.schema = recording(reader.schema, _record_schema)
+    reader.load = _load(reader.load)
+    reader.table = _table(reader.table)
+    dataframe.withWatermark = _with_watermark(dataframe.withWatermark)
+
+
 def install_stream_reader() -> None:
-    """Wrap ``DataStreamReader`` once per process."""
+    """Wrap the classic and Connect ``DataStreamReader`` once per process."""
     if getattr(DataStreamReader, "_sparkdelta_installed", False):
         return
-    DataStreamReader.format = recording(DataStreamReader.format, record_format)  # type: ignore[method-assign]
-    DataStreamReader.option = recording(DataStreamReader.option, record_option)  # type: ignore[method-assign]
-    DataStreamReader.options = recording(DataStreamReader.options, record_options)  # type: ignore[method-assign]
-    DataStreamReader.schema = recording(DataStreamReader.schema, _record_schema)  # type: ignore[method-assign]
-    DataStreamReader.load = _load(DataStreamReader.load)  # type: ignore[method-assign]
-    DataStreamReader.table = _table(DataStreamReader.table)  # type: ignore[method-assign]
-    ClassicDataFrame.withWatermark = _with_watermark(ClassicDataFrame.withWatermark)  # type: ignore[method-assign]
+    for family in families():
+        _install_family(family)
     DataStreamReader._sparkdelta_installed = True  # type: ignore[attr-defined]

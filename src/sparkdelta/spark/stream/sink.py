@@ -16,6 +16,13 @@ restarted query; taking it from the started query rather than the file spares us
 resolution of the checkpoint folder (a session-wide root, a query name) and its storage
 credentials. Batches may run before ``start()`` returns it, so they wait for it.
 
+On Spark Connect the same wrappers go on Connect's ``DataStreamWriter``, and the sink
+runs on the server: Connect pickles the ``foreachBatch`` function to a Python process
+there, which calls it with a Connect session of its own, so the server's Python must
+import this sparkdelta (``server.py`` refuses the stream by name otherwise). The started
+query's id reaches that process through the client's session conf (a key of the sink's
+own), which the process reads from the client's session (``_QueryIdChannel``).
+
 ``toTable`` creates a missing table when the query starts (delta-spark's ``CREATE TABLE``
 at version 0), after every check that can fail without starting it; if the start still
 fails, the new table and its catalog entry are removed, so a failed start never leaves a
@@ -25,7 +32,10 @@ name behind (delta-spark keeps it).
 from __future__ import annotations
 
 import functools
+import os
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,9 +49,11 @@ from ...exceptions import DeltaAnalysisException, DeltaIllegalArgumentException,
 from ..catalog import CatalogEntry, is_temp_view, lookup, unregister
 from ..commands.create_table import CreateTableResult, TableSpec, create_table
 from ..options import DeltaOptions
+from ..pyspark_classes import families, is_connect
 from ..storage import open_table
 from ..write.dataframe import write_dataframe
 from ..write.schema import new_table_schema
+from .server import require_server_sparkdelta
 
 DELTA = "delta"
 STREAMING_UPDATE = "STREAMING UPDATE"
@@ -79,6 +91,23 @@ def _settings(writer: DataStreamWriter) -> _Settings:
     if found is None:
         found = writer.__dict__["_sparkdelta_stream"] = _Settings()
     return found
+
+
+def _session(writer: DataStreamWriter) -> SparkSession:
+    """The writer's session (classic keeps it as ``_spark``, Connect as ``_session``)."""
+    found = writer.__dict__.get("_spark") or writer.__dict__.get("_session")
+    assert found is not None, f"no session on {type(writer).__name__}"
+    return found
+
+
+def _stream(writer: DataStreamWriter) -> DataFrame:
+    """The streaming rows the writer writes (Connect keeps their plan)."""
+    rows = writer.__dict__.get("_df")
+    if isinstance(rows, DataFrame):
+        return rows
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+
+    return ConnectDataFrame(writer._write_stream._child, writer._session)  # type: ignore[attr-defined]
 
 
 def _column_names(cols: tuple[Any, ...]) -> list[str]:
@@ -194,7 +223,7 @@ def _checked(writer: DataStreamWriter, where: str) -> _Plan:
     written; and NullType columns, which delta-spark refuses at the first batch, though the
     stream's schema is known now."""
     settings = _settings(writer)
-    spark: SparkSession = writer._spark
+    spark = _session(writer)
     mode = settings.output_mode or "append"
     if mode not in _OUTPUT_MODES:
         raise DeltaAnalysisException(
@@ -203,7 +232,7 @@ def _checked(writer: DataStreamWriter, where: str) -> _Plan:
             errorClass="DELTA_UNSUPPORTED_OUTPUT_MODE",
         )
     options = DeltaOptions.parse(settings.options)
-    schema = writer._df.schema
+    schema = _stream(writer).schema
     if _has_null_type(schema):
         raise DeltaAnalysisException(
             f"Delta doesn't accept NullTypes in the schema for streaming writes ({where}); cast the null columns to a type",
@@ -222,27 +251,78 @@ def _checked(writer: DataStreamWriter, where: str) -> _Plan:
             'checkpointLocation must be specified either through option("checkpointLocation", ...) or '
             f'SparkSession.conf.set("{_SESSION_CHECKPOINT}", ...) ({where})'
         )
+    require_server_sparkdelta(spark, "writeStream.format('delta')")  # before toTable creates a table
     return _Plan(options, _OUTPUT_MODES[mode], partition_by, cluster_by)
+
+
+class _QueryIdChannel:
+    """The started query's id, from the client to a Connect server's ``foreachBatch`` process.
+
+    That process runs each batch on a session Spark cloned from the client's at the
+    start, whose conf cannot see what the client sets after it; so the client sets the id
+    in its own session's conf, under this channel's key, and the process reads it from
+    the client's session, which it reaches as Connect's ``foreachBatch`` worker reaches
+    sessions (``SPARK_CONNECT_LOCAL_URL``, with the session id).
+    """
+
+    _WAIT_SECONDS = 600.0
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.key = f"spark.sparkdelta.streaming.{uuid.uuid4().hex}.queryId"
+        self.session_id = str(spark.session_id)  # type: ignore[attr-defined]
+
+    def send(self, spark: SparkSession, query_id: str) -> None:
+        spark.conf.set(self.key, query_id)
+
+    def receive(self) -> str | None:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        client = ConnectSession.builder.remote(f"{os.environ['SPARK_CONNECT_LOCAL_URL']};session_id={self.session_id}").create()
+        deadline = time.monotonic() + self._WAIT_SECONDS
+        while time.monotonic() < deadline:
+            found = client.conf.get(self.key, None)
+            if found is not None:
+                return found or None
+            time.sleep(0.1)
+        return None
 
 
 class _Sink:
     """The ``foreachBatch`` function: each micro-batch, one commit with the query's ``txn``."""
 
-    def __init__(self, path: str, plan: _Plan) -> None:
+    def __init__(self, path: str, plan: _Plan, spark: SparkSession) -> None:
         self.path = path
         self.plan = plan
         self._query_id: str | None = None
         self._started = threading.Event()
+        self._channel = _QueryIdChannel(spark) if is_connect(spark) else None
 
-    def started(self, query_id: str | None) -> None:
+    def started(self, spark: SparkSession, query_id: str | None) -> None:
         """The started query's id; None when the start failed (a batch then has no id to write with)."""
         self._query_id = query_id
+        if self._channel is not None:
+            self._channel.send(spark, query_id or "")
         self._started.set()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled to a Connect server's foreachBatch process, which learns the id by the channel.
+        return {k: v for k, v in self.__dict__.items() if k != "_started"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._started = threading.Event()
+
+    def _started_query_id(self) -> str | None:
+        if self._channel is None or self._started.is_set():
+            self._started.wait()
+            return self._query_id
+        self._query_id = self._channel.receive()  # once per process: later batches find it set
+        self._started.set()
+        return self._query_id
 
     @spark_errors
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        self._started.wait()
-        query_id = self._query_id
+        query_id = self._started_query_id()
         if query_id is None:
             raise DeltaRuntimeException(f"{self.path}: the streaming query writing this batch failed to start")
         plan = self.plan
@@ -266,7 +346,8 @@ class _Sink:
 def _run(writer: DataStreamWriter, sink: _Sink, start: Start) -> StreamingQuery:
     """Start ``sink`` as a ``foreachBatch`` query with the writer's options, output mode, trigger and name."""
     settings = _settings(writer)
-    fresh = DataStreamWriter(writer._df)
+    spark = _session(writer)
+    fresh = _stream(writer).writeStream
     fresh.options(**settings.options)
     if settings.output_mode is not None:
         fresh.outputMode(settings.output_mode)  # Spark checks the query against it
@@ -278,16 +359,16 @@ def _run(writer: DataStreamWriter, sink: _Sink, start: Start) -> StreamingQuery:
     try:
         query = start(fresh)
     except BaseException:
-        sink.started(None)
+        sink.started(spark, None)
         raise
-    sink.started(query.id)
+    sink.started(spark, query.id)
     return query
 
 
 @spark_errors
 def _start_path(writer: DataStreamWriter, path: str | None, start: Start) -> StreamingQuery:
     """``start(path)``: the table at ``path`` (or the ``path`` option), created by the first batch if missing."""
-    spark: SparkSession = writer._spark
+    spark = _session(writer)
     given = _settings(writer).option("path")
     legacy = str(spark.conf.get(_LEGACY_PATH_OPTION, "false")).lower() == "true"
     if path is not None and given is not None and not legacy:
@@ -298,7 +379,7 @@ def _start_path(writer: DataStreamWriter, path: str | None, start: Start) -> Str
     target = path if path is not None else given
     if target is None:
         raise DeltaIllegalArgumentException("'path' is not specified: start(path) or option('path', ...) names the table")
-    return _run(writer, _Sink(str(target), _checked(writer, str(target))), start)
+    return _run(writer, _Sink(str(target), _checked(writer, str(target)), spark), start)
 
 
 def _refuse_non_delta(entry: CatalogEntry) -> None:
@@ -313,23 +394,23 @@ def _refuse_non_delta(entry: CatalogEntry) -> None:
 @spark_errors
 def _start_table(writer: DataStreamWriter, name: str, start: Start) -> StreamingQuery:
     """``toTable(name)``: an existing Delta table, or a new one created first and removed if the start fails."""
-    spark: SparkSession = writer._spark
+    spark = _session(writer)
     entry = lookup(spark, name)
     if entry is not None:
         _refuse_non_delta(entry)
-        return _run(writer, _Sink(entry.location, _checked(writer, entry.name)), start)
+        return _run(writer, _Sink(entry.location, _checked(writer, entry.name), spark), start)
     plan = _checked(writer, name)
     spec = TableSpec(
         "create",
         name=name,
         location=plan.options.path,
-        columns=tuple(new_table_schema(writer._df.schema).fields),
+        columns=tuple(new_table_schema(_stream(writer).schema).fields),
         partition_columns=tuple(plan.partition_by or ()),
         clustering_columns=tuple(plan.cluster_by or ()),
     )
     created = create_table(spark, spec)
     try:
-        return _run(writer, _Sink(created.location, plan), start)
+        return _run(writer, _Sink(created.location, plan, spark), start)
     except BaseException:
         _remove_created(spark, name, created, plan.options)
         raise
@@ -380,7 +461,7 @@ def _to_table(original: Start, start: Start) -> Callable[..., StreamingQuery]:
         **options: Any,
     ) -> StreamingQuery:
         _apply(self, format, outputMode, partitionBy, queryName, options)
-        if _settings(self).format != DELTA or is_temp_view(self._spark, tableName):
+        if _settings(self).format != DELTA or is_temp_view(_session(self), tableName):
             return original(self, tableName)  # Spark refuses a temporary view by name
         return _start_table(self, tableName, start)
 
@@ -388,7 +469,7 @@ def _to_table(original: Start, start: Start) -> Callable[..., StreamingQuery]:
 
 
 def install_stream_writer() -> None:
-    """Wrap ``DataStreamWriter`` (``hooks.install`` calls this once per process)."""
+    """Wrap the classic and Connect ``DataStreamWriter`` (``hooks.install`` calls this once per process)."""
     remembered: dict[str, Callable[..., None]] = {
         "format": _remember_format,
         "option": _remember_option,
@@ -401,8 +482,10 @@ def install_stream_writer() -> None:
         "foreach": _remember_foreach,
         "foreachBatch": _remember_foreach_batch,
     }
-    for method, remember in remembered.items():
-        setattr(DataStreamWriter, method, _remembering(getattr(DataStreamWriter, method), remember))
-    original_start = DataStreamWriter.start
-    DataStreamWriter.start = _start(original_start)  # type: ignore[method-assign]
-    DataStreamWriter.toTable = _to_table(DataStreamWriter.toTable, original_start)  # type: ignore[method-assign]
+    for family in families():
+        writer: Any = family.stream_writer
+        for method, remember in remembered.items():
+            setattr(writer, method, _remembering(getattr(writer, method), remember))
+        original_start = writer.start
+        writer.start = _start(original_start)
+        writer.toTable = _to_table(writer.toTable, original_start)

@@ -563,8 +563,7 @@ def _write(
 
     refuse_explicit_insert(schema, df.columns)
     generated = missing_identity_columns(schema, df.columns)
-    numbered = with_identity_values(df, schema, dict.fromkeys(generated))
-    df = numbered.rows
+    df = with_identity_values(df, schema, dict.fromkeys(generated))
     transaction = table.transaction(read_snapshot=snapshot)
     if replace_table:
         transaction.mark_read_whole_table()
@@ -595,7 +594,6 @@ def _write(
         except BaseException:
             remove_unreferenced(table.storage, table.root, adds)
             raise
-    numbered.written()
 
     removes: list[RemoveFile] = []
     if snapshot is not None and mode_name == "Overwrite":

@@ -9,9 +9,12 @@ beyond the high-water mark.
 
 That needs ``n``, the partition count of the stage that numbers the rows, which adaptive
 execution fixes only at run time (it coalesces shuffle partitions). So the rows are first
-planned to their last stage (``_exact_partitions``: Spark runs the shuffles before it, as
-the write itself would) and numbered on top of that stage's RDD, whose partition count
-is then known; the write reads those same partitions, so nothing runs twice.
+computed and kept (``checkpoint.checkpointed``: ``localCheckpoint``, which completes the
+observations in their query, as MERGE's row counts), and numbered on top of the kept
+partitions, which every read of them sees alike: a row's value is the same wherever the
+write reads it. ``n`` is the number of kept partitions up to the last one holding a row,
+observed by the job that keeps them (the values are then those of delta-spark, unless
+trailing partitions are empty: still unique, each ``start + k * step``).
 
 The write then learns the new high-water mark from the written files' footers
 (``identity_bounds``: their max, or min for a negative step), as delta-spark collects it
@@ -23,12 +26,10 @@ to set any identity column, with delta-spark's error classes.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -40,12 +41,12 @@ from ...exceptions import (
 )
 from ...kernel.features import GENERATION_EXPRESSION
 from ...kernel.identity import ALLOW_EXPLICIT_INSERT, START, STEP, IdentityInfo, identity_info, is_identity
-
-log = logging.getLogger(__name__)
+from .checkpoint import checkpointed
 
 _OVERFLOW_MARKER = "SPARKDELTA_IDENTITY_OVERFLOW"
 _ROW_BITS = 33  # monotonically_increasing_id(): the partition index above bit 33, the row below
 _TEMPORARY = "__sparkdelta_identity_{}"
+_PARTITION = "__sparkdelta_identity_partition"
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 
@@ -130,42 +131,15 @@ def missing_identity_columns(schema: StructType, given: Iterable[str]) -> list[s
     return [info.name for info in identity_columns(schema) if info.name.lower() not in names]
 
 
-@dataclass(frozen=True)
-class IdentityValues:
-    """Rows with generated identity values, and what the write owes the rows they came from.
-
-    The rows are numbered over the planned RDD of the original rows (``_exact_partitions``),
-    so Spark sees the original query run by no action of its own: observations in it
-    (``DataFrame.observe``, as MERGE counts its rows) are completed by ``written()``, to be
-    called once the write job ran.
-    """
-
-    rows: DataFrame
-    planned: Any = None  # the original rows' JVM QueryExecution, when they were planned
-
-    def written(self) -> None:
-        """Complete the original rows' observations with what the write job counted."""
-        if self.planned is None:
-            return
-        session = self.rows.sparkSession._jsparkSession
-        assert session is not None
-        try:
-            manager = session.observationManager()
-        except Exception:  # py4j's error on a Spark without it: the rows' observations stay pending
-            log.warning("cannot complete observations of rows written with generated identity values")
-            return
-        manager.tryComplete(self.planned)
-
-
-def with_identity_values(df: DataFrame, schema: StructType, generate: Mapping[str, Column | None]) -> IdentityValues:
+def with_identity_values(df: DataFrame, schema: StructType, generate: Mapping[str, Column | None]) -> DataFrame:
     """``df`` with each identity column in ``generate`` (a column of ``schema``) given generated
     values where its condition holds (None: in every row; added when ``df`` lacks it).
 
     The conditions are evaluated on ``df``'s columns. ``df`` itself when there is nothing
-    to generate.
+    to generate; else ``df``'s rows computed once (``checkpointed``), numbered.
     """
     if not generate:
-        return IdentityValues(df)
+        return df
     infos = {info.name.lower(): info for info in identity_columns(schema)}
     for name in generate:
         if not _LONG_MIN <= infos[name.lower()].next_value <= _LONG_MAX:
@@ -173,7 +147,7 @@ def with_identity_values(df: DataFrame, schema: StructType, generate: Mapping[st
                 f"long overflow: identity column {name} has generated its last value (its high-water mark is "
                 f"{infos[name.lower()].high_water_mark})"
             )
-    rows, planned, partitions = _exact_partitions(df)
+    rows, partitions = _kept(df)
     numbered: dict[str, Column] = {}
     for i, condition in enumerate(generate.values()):
         row_id = F.monotonically_increasing_id()  # one counter per column, as delta-spark has one generator each
@@ -184,7 +158,19 @@ def with_identity_values(df: DataFrame, schema: StructType, generate: Mapping[st
         infos[name.lower()].name: _generated(infos[name.lower()], F.col(_TEMPORARY.format(i)), partitions, name, given)
         for i, name in enumerate(generate)
     }
-    return IdentityValues(rows.withColumns(values).drop(*numbered), planned)
+    return rows.withColumns(values).drop(*numbered)
+
+
+def _kept(df: DataFrame) -> tuple[DataFrame, int]:
+    """``df`` computed once and kept, and its kept partitions up to the last that holds a
+    row, which the job keeping them observes (each row's partition index is below that
+    count, so ``p + r * n`` numbers them all apart; no row: any count does)."""
+    last = Observation()
+    partition = F.col(_PARTITION)
+    observed = df.withColumn(_PARTITION, F.spark_partition_id()).observe(last, F.max(partition).alias("p")).drop(partition)
+    kept = checkpointed(observed)
+    found = last.get.get("p")
+    return kept, 1 if found is None else int(found) + 1
 
 
 def _generated(info: IdentityInfo, row_id: Column, partitions: int, name: str, given: set[str]) -> Column:
@@ -197,22 +183,6 @@ def _generated(info: IdentityInfo, row_id: Column, partitions: int, name: str, g
     generated = F.when(value.isNull(), F.raise_error(F.lit(message)).cast("long")).otherwise(value)
     kept = F.col(f"`{name}`") if name.lower() in given else F.lit(None).cast("long")
     return F.when(row_id.isNull(), kept).otherwise(generated)
-
-
-def _exact_partitions(df: DataFrame) -> tuple[DataFrame, Any, int]:
-    """``df`` as a DataFrame over its planned RDD, its JVM QueryExecution, and that RDD's partition count.
-
-    Planning runs the stages before the last one (adaptive execution decides the last
-    stage's partitions from their output); the returned DataFrame's scan is that RDD, so
-    the write computes only the last stage, and numbers its rows on top of it.
-    """
-    spark = df.sparkSession
-    planned = df._jdf.queryExecution()
-    rdd = planned.toRdd()
-    session = spark._jsparkSession
-    assert session is not None
-    rows = DataFrame(session.internalCreateDataFrame(rdd, df._jdf.schema(), False), spark)
-    return rows, planned, int(rdd.getNumPartitions())
 
 
 def identity_bounds(

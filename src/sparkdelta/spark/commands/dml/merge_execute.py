@@ -214,8 +214,7 @@ def _write_inserts(dml: DmlCommit, plan: MergePlan, sources: DataFrame, counts: 
     rows = rows.where(F.col(ACTION) != DROP).select(*output_columns(plan, copies=False), F.col(ACTION))
     numbered = numbering(plan)
     inserted = with_identity_values(with_generated(plan, rows), plan.schema, numbered)
-    dml.add_rows(_partitioned(inserted.rows.drop(ACTION), dml.snapshot), tracked=list(numbered))
-    inserted.written()
+    dml.add_rows(_partitioned(inserted.drop(ACTION), dml.snapshot), tracked=list(numbered))
     # Lost only when no row was written: every row was dropped, and drops are not counted.
     counts.add(plan, _by_code(observation, dict))
 
@@ -331,8 +330,7 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
     if addressed:
         columns += [F.col(FILE_PATH_COLUMN), F.col(ROW_INDEX_COLUMN)]
     numbered = numbering(plan)
-    generated = with_identity_values(with_generated(plan, frame.select(*columns)), plan.schema, numbered)
-    staged = generated.rows
+    staged = with_identity_values(with_generated(plan, frame.select(*columns)), plan.schema, numbered)
     names = [F.col(quoted(f.name)) for f in plan.schema.fields]
     removed = [DROP, *_codes(plan, "delete")]
     if not addressed:  # one job: the write, counting actions as it goes
@@ -340,7 +338,6 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
         staged = staged.observe(observation, *_code_counts(plan))
         dml.remove_files(touched)
         dml.add_rows(_partitioned(staged.where(~F.col(ACTION).isin(removed)).select(*names), dml.snapshot), list(numbered))
-        generated.written()
         # Lost when every row was deleted: the deletes are counted again then.
         counts.add(plan, _by_code(observation, lambda: _count_by_code(staged)))
         _correct_deletes(counts, extra)
@@ -359,7 +356,6 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
         dml.add_rows(_partitioned(written.select(*names), dml.snapshot), list(numbered))
         if changes:  # from the same cached rows: their identity values are the ones written
             dml.add_changes(_change_rows(plan, staged, names, dedupe=extra > 0))
-        generated.written()
     finally:
         staged.unpersist()
 
