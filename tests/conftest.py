@@ -63,6 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "classic_only: needs a classic (py4j) session; deselected under --connect")
+    config.addinivalue_line("markers", "connect_only: about Spark Connect sessions only; deselected without --connect")
 
 
 CONNECT_GAPS = Path(__file__).with_name("connect_gaps.txt")
@@ -83,6 +84,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under ``--connect``, only tests that use the Spark session, less the classic-only ones
     and the known gaps."""
     if not config.getoption("--connect"):
+        classic = [item for item in items if not item.get_closest_marker("connect_only")]
+        if len(classic) < len(items):
+            config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("connect_only")])
+            items[:] = classic
         return
     gaps = tuple(connect_gaps())
     kept = [

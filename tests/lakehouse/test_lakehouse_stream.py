@@ -43,6 +43,11 @@ from sparkdelta.lakehouse.errors import LandingColumnsError, ModeError
 from sparkdelta.lakehouse.summary import RunSummary
 from sparkdelta.tables import DeltaTable
 
+# Delta streams run sparkdelta in the Spark server's Python (``spark/stream/server.py``); the
+# tests' Connect server has none, so there they are refused by name (test_stream_connect.py).
+pytestmark = pytest.mark.classic_only
+
+
 INGESTION = ("_ingested_at", "_batch_id", "_line")  # when and in which batch: numbered apart by each mode
 CONTINUOUS_LIMIT = 240.0  # seconds a continuous run may take to catch up before the test gives up
 

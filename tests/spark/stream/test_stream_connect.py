@@ -24,13 +24,7 @@ from sparkdelta.exceptions import DeltaUnsupportedOperationException
 REFUSED = r"on Spark Connect runs sparkdelta in the Spark server's Python processes .* cannot import sparkdelta"
 
 
-@pytest.fixture
-def connect_only(connect: bool) -> None:
-    if not connect:
-        pytest.skip("Spark Connect only: a classic session runs streams in this interpreter")
-
-
-@pytest.mark.usefixtures("connect_only")
+@pytest.mark.connect_only  # a classic session runs streams in this interpreter
 def test_streams_are_refused_by_name_on_a_server_without_sparkdelta(spark: SparkSession, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     spark.range(3).write.format("delta").save(path)

@@ -29,6 +29,11 @@ import sparkdelta
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+# Delta streams run sparkdelta in the Spark server's Python (``spark/stream/server.py``); the
+# tests' Connect server has none, so there they are refused by name (test_stream_connect.py).
+pytestmark = pytest.mark.classic_only
+
+
 source, sink, checkpoint, mode = sys.argv[1:5]
 builder = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
 spark = sparkdelta.configure(builder).getOrCreate()

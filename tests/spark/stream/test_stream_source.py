@@ -18,6 +18,11 @@ from pyspark.sql import SparkSession
 
 from sparkdelta.tables import DeltaTable
 
+# Delta streams run sparkdelta in the Spark server's Python (``spark/stream/server.py``); the
+# tests' Connect server has none, so there they are refused by name (test_stream_connect.py).
+pytestmark = pytest.mark.classic_only
+
+
 ERROR_CLASSES = (
     "DELTA_SOURCE_IGNORE_DELETE",
     "DELTA_SOURCE_TABLE_IGNORE_CHANGES",

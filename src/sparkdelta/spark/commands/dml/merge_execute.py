@@ -46,6 +46,7 @@ from ....kernel import Snapshot
 from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from ...conf import MERGE_MATERIALIZE_SOURCE, get_str
 from ...read.parquet import read_files
+from ...write.checkpoint import checkpointed
 from ...write.identity import with_identity_values
 from .common import (
     CHANGE_TYPE_COLUMN,
@@ -152,7 +153,7 @@ def _materialized(spark: SparkSession, source: DataFrame, insert_only: bool) -> 
     if mode == "none" or (mode == "auto" and insert_only):
         return source, None
     observation = Observation("merge_source")
-    kept = source.observe(observation, F.count(F.lit(1)).alias("rows")).localCheckpoint(eager=True)
+    kept = checkpointed(source.observe(observation, F.count(F.lit(1)).alias("rows")))
     observed = _observed(observation)
     return kept, observed["rows"] if observed is not None else kept.count()
 
