@@ -202,6 +202,11 @@ def sql_with_frames(original_sql: SparkSql, bound: dict[str, DataFrame] | None =
     Braces of the text itself are escaped.
     """
 
+    wrapped = getattr(original_sql, _FRAMES_OF, None)
+    if wrapped is not None:  # already one (a statement run from within a statement): one binding only
+        inner, outer = wrapped
+        return sql_with_frames(inner, {**outer, **(bound or {})})
+
     def sql(spark: SparkSession, text: str, args: Any = None, **frames: DataFrame) -> DataFrame:
         named = {**(bound or {}), **frames}
         used = {name: named[name] for name in dict.fromkeys(_PLACEHELD.findall(text)) if name in named}
@@ -210,7 +215,11 @@ def sql_with_frames(original_sql: SparkSql, bound: dict[str, DataFrame] | None =
         placeheld = _PLACEHELD.sub(r"{\1}", text.replace("{", "{{").replace("}", "}}"))
         return original_sql(spark, placeheld, args, **used)
 
+    setattr(sql, _FRAMES_OF, (original_sql, dict(bound or {})))
     return sql
+
+
+_FRAMES_OF = "_sparkdelta_frames_of"
 
 
 def run_with_frames(
