@@ -1,4 +1,5 @@
-"""Table names as Spark parses them (``parseMultipartIdentifier``), in Python.
+"""Table and column names as Spark parses them (``parseMultipartIdentifier``,
+``parseAttributeName``), in Python.
 
 A name is parts separated by dots, each a run of ASCII letters, digits and underscores
 (that is not a number literal such as ``1``, ``1L`` or ``1e5``) or a backquoted part
@@ -105,3 +106,47 @@ def parse_identifier(spark: SparkSession, text: str) -> list[str]:
     raise DeltaAnalysisException(
         f"sparkdelta cannot read the table name {text!r}; put each part of it in backquotes (`db`.`table`)"
     )
+
+
+def attribute_parts(name: str) -> list[str]:
+    """``name``'s parts, split and unquoted as Spark's ``parseAttributeName`` does (its syntax errors too)."""
+
+    def syntax_error() -> DeltaAnalysisException:
+        return DeltaAnalysisException(
+            f"Syntax error in the attribute name: {name}. Check that backticks appear "
+            "in pairs, a quoted string is a complete name part and use a backtick only inside quoted name parts.",
+            errorClass="INVALID_ATTRIBUTE_NAME_SYNTAX",
+        )
+
+    parts: list[str] = []
+    current: list[str] = []
+    quoting = False
+    i = 0
+    while i < len(name):
+        char = name[i]
+        if quoting:
+            if char != "`":
+                current.append(char)
+            elif name[i + 1 : i + 2] == "`":  # a doubled backquote: one backquote in the name
+                current.append("`")
+                i += 1
+            else:
+                quoting = False
+                if i + 1 < len(name) and name[i + 1] != ".":
+                    raise syntax_error()
+        elif char == "`":
+            if current:
+                raise syntax_error()
+            quoting = True
+        elif char == ".":
+            if i == 0 or name[i - 1] == "." or i == len(name) - 1:
+                raise syntax_error()
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+        i += 1
+    if quoting:
+        raise syntax_error()
+    parts.append("".join(current))
+    return parts

@@ -43,6 +43,9 @@ from pyspark.sql.types import (
 )
 from sqlglot import exp
 
+from ...exceptions import DeltaAnalysisException
+from ..identifiers import attribute_parts
+
 
 @dataclass(frozen=True)
 class Ref:
@@ -390,37 +393,16 @@ def from_condition(condition: str | Column) -> Expr:
     return from_sql(condition) if isinstance(condition, str) else from_column(condition)
 
 
-def split_identifier(identifier: str) -> tuple[str, ...]:
-    """A column name as ``col("a.b")`` reads it: dot-separated, backticks quoting."""
-    parts: list[str] = []
-    current: list[str] = []
-    quoted = False
-    i = 0
-    while i < len(identifier):
-        ch = identifier[i]
-        if ch == "`":
-            if quoted and identifier[i + 1 : i + 2] == "`":
-                current.append("`")
-                i += 1
-            else:
-                quoted = not quoted
-        elif ch == "." and not quoted:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    parts.append("".join(current))
-    return tuple(parts)
-
-
 def _from_connect(node: Any) -> Expr:  # noqa: C901 - one dispatch over Connect's expression classes
     from pyspark.sql.connect import expressions as ce
 
     if isinstance(node, ce.ColumnReference):
         if node._is_metadata_column:
             return Opaque("metadata")
-        return Ref(split_identifier(node._unparsed_identifier))
+        try:
+            return Ref(tuple(attribute_parts(node._unparsed_identifier)))
+        except DeltaAnalysisException:  # Spark refuses the name when it analyzes it
+            return Opaque("name")
     if isinstance(node, ce.LiteralExpression):
         return typed_literal(node._value, node._dataType)
     if isinstance(node, ce.SQLExpression):

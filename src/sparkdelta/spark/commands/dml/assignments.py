@@ -19,51 +19,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from ....exceptions import DeltaAnalysisException
+from ...identifiers import attribute_parts
 from ...write.schema import bare
-
-
-def attribute_parts(name: str) -> list[str]:
-    """``name``'s parts, split and unquoted as Spark's ``parseAttributeName`` does (its syntax errors too)."""
-
-    def syntax_error() -> DeltaAnalysisException:
-        return DeltaAnalysisException(
-            f"Syntax error in the attribute name: {name}. Check that backticks appear "
-            "in pairs, a quoted string is a complete name part and use a backtick only inside quoted name parts.",
-            errorClass="INVALID_ATTRIBUTE_NAME_SYNTAX",
-        )
-
-    parts: list[str] = []
-    current: list[str] = []
-    quoting = False
-    i = 0
-    while i < len(name):
-        char = name[i]
-        if quoting:
-            if char != "`":
-                current.append(char)
-            elif name[i + 1 : i + 2] == "`":  # a doubled backquote: one backquote in the name
-                current.append("`")
-                i += 1
-            else:
-                quoting = False
-                if i + 1 < len(name) and name[i + 1] != ".":
-                    raise syntax_error()
-        elif char == "`":
-            if current:
-                raise syntax_error()
-            quoting = True
-        elif char == ".":
-            if i == 0 or name[i - 1] == "." or i == len(name) - 1:
-                raise syntax_error()
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-        i += 1
-    if quoting:
-        raise syntax_error()
-    parts.append("".join(current))
-    return parts
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def _col(name: str) -> Column:
 def _assignments(spark: SparkSession, snapshot: Snapshot, assignments: Mapping[str, str | Column]) -> dict[str, Column]:
     """Each assigned column's new value, cast to its type, keyed by the table's spelling of its name.
 
-    Keys are column names as delta-spark parses them (``assignments.attribute_parts``):
+    Keys are column names as delta-spark parses them (``identifiers.attribute_parts``):
     ```x-y,z``` is that column, ``s.f`` field ``f`` of the struct ``s``, folded into it.
     """
     where = f"the UPDATE of {snapshot.table_root}"
