@@ -18,9 +18,14 @@ from pathlib import Path
 
 import deltalake
 import pyarrow as pa
+import pytest
 from pyspark.sql import SparkSession
 
 SRC = Path(__file__).resolve().parents[3] / "src"
+
+# Delta streams run sparkdelta in the Spark server's Python (``spark/stream/server.py``); the
+# tests' Connect server has none, so there they are refused by name (test_stream_connect.py).
+pytestmark = pytest.mark.classic_only
 
 DRIVER = """
 import sys
@@ -28,10 +33,6 @@ import time
 import sparkdelta
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-
-# Delta streams run sparkdelta in the Spark server's Python (``spark/stream/server.py``); the
-# tests' Connect server has none, so there they are refused by name (test_stream_connect.py).
-pytestmark = pytest.mark.classic_only
 
 
 source, sink, checkpoint, mode = sys.argv[1:5]

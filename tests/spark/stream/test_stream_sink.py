@@ -27,6 +27,10 @@ from sparkdelta.kernel import Table
 from sparkdelta.kernel.clustering import clustering_columns
 from sparkdelta.spark.catalog import default_location, lookup
 
+# Delta streams run sparkdelta in the Spark server's Python (``spark/stream/server.py``); the
+# tests' Connect server has none, so there they are refused by name (test_stream_connect.py).
+pytestmark = pytest.mark.classic_only
+
 SCHEMA = "id long, p long"
 
 
@@ -339,10 +343,6 @@ def test_other_sinks_are_spark_s_own(spark: SparkSession, source: Source, tmp_pa
 
 DELTA_SPARK_STREAM = """
 import glob, json, os
-
-# Delta streams run sparkdelta in the Spark server's Python (``spark/stream/server.py``); the
-# tests' Connect server has none, so there they are refused by name (test_stream_connect.py).
-pytestmark = pytest.mark.classic_only
 
 df = spark.readStream.schema("id long, p long").json(source)
 for n in range(2):
