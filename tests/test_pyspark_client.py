@@ -16,9 +16,16 @@ from pathlib import Path
 
 import deltalake
 import pytest
-from connect_server import ConnectServer
+from connect_server import ConnectServer, classic_environment
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _client_environment() -> dict[str, str]:
+    """A user's shell: none of this process's Spark settings (its ``SPARK_HOME`` names the full
+    pyspark, which a pyspark-client would take for its own)."""
+    return classic_environment(exclude={"SPARK_HOME", "PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON"})
+
 
 CLIENT = textwrap.dedent(
     """
@@ -46,7 +53,13 @@ def client_python(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     venv = tmp_path_factory.mktemp("pyspark-client") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", f"{REPO}[connect]"], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{REPO}[connect]"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=_client_environment(),
+    )
     yield python
 
 
@@ -64,7 +77,11 @@ def test_delta_tables_through_pyspark_client(client_python: Path, tmp_path: Path
     try:
         table = tmp_path / "t"
         done = subprocess.run(
-            [str(client_python), "-c", CLIENT, server.url, str(table)], capture_output=True, text=True, timeout=600
+            [str(client_python), "-c", CLIENT, server.url, str(table)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=_client_environment(),
         )
     finally:
         server.stop()

@@ -139,6 +139,11 @@ class DeltaUnsupportedOperationException(UnsupportedOperationException, DeltaThr
     """An operation Delta cannot perform as asked (delta-spark's name)."""
 
 
+class UncertainCast(Exception):
+    """Internal: a literal whose cast Spark may compute differently from sparkdelta's Python (or
+    fail); the expression code then answers "unknown" (no skipping), never reaches a user."""
+
+
 class DeltaArithmeticException(ArithmeticException, DeltaThrowable, ArithmeticError):
     """A value out of its type's range while writing (delta-spark's name): identity values
     generated past BIGINT's range. An ``ArithmeticError`` too."""

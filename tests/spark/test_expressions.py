@@ -70,6 +70,7 @@ TEXT_CASES = [
     ("i = 5L", cmp("=", col("i"), 5), "(CAST(i AS BIGINT) = 5L)"),
     ("s like 'ab%'", S.StartsWith(col("s"), "ab"), "s LIKE 'ab%'"),
     ("s like 'a_%'", None, "s LIKE 'a_%'"),
+    ("s not like 'ab%'", S.Not(S.StartsWith(col("s"), "ab")), "(NOT s LIKE 'ab%')"),  # sqlglot: Like(negate=True)
     ("d >= '2024-01-02'", cmp(">=", col("d"), dt.date(2024, 1, 2)), "(d >= CAST('2024-01-02' AS DATE))"),
     ("d = DATE '2024-01-02'", cmp("=", col("d"), dt.date(2024, 1, 2)), "(d = DATE '2024-01-02')"),
     (

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pyspark.sql import SparkSession
 from rich.console import Console
 
-from ..spark.job_tags import tagged
 from . import bronze, generator, gold, maintenance, markers, silver, streams
 from .generator import FeedSpec
 from .summary import RunSummary
@@ -79,7 +78,7 @@ def run(
     @contextmanager
     def stage(name: str, doing: str) -> Iterator[None]:
         started = time.perf_counter()
-        with tagged(spark, f"lakehouse {name}"), console.status(doing) if console else nullcontext():
+        with _tagged(spark, f"lakehouse_{name}"), console.status(doing) if console else nullcontext():
             yield
         summary.seconds[name] = time.perf_counter() - started
         if console:
@@ -129,3 +128,13 @@ def _streams(
     summary.bronze = streams.bronze_result(spark, warehouse, bronze_before, files_before)
     if summary.bronze.batches:
         summary.micro_batches["bronze"] = summary.bronze.batches
+
+
+@contextmanager
+def _tagged(spark: SparkSession, tag: str) -> Iterator[None]:
+    """The stage's Spark jobs carry ``tag`` (Spark's operation tags, on classic and Connect sessions)."""
+    spark.addTag(tag)
+    try:
+        yield
+    finally:
+        spark.removeTag(tag)

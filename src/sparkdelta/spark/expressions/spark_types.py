@@ -36,6 +36,8 @@ from pyspark.sql.types import (
     YearMonthIntervalType,
 )
 
+from ...exceptions import UncertainCast as Uncertain
+
 # Spark's ``numericPrecedence``: each type widens to the ones after it.
 _PRECEDENCE = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType)
 # ``DecimalType.forType``: the decimal that holds every value of an integral type.
@@ -182,10 +184,6 @@ _FLOAT_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIMESTAMP_TEXT = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?(Z|[+-]\d{2}:\d{2})?")
 _RANGES: dict[type[DataType], int] = {ByteType: 2**7, ShortType: 2**15, IntegerType: 2**31, LongType: 2**63}
-
-
-class Uncertain(Exception):
-    """A value whose cast Spark may compute differently from here (or fail): no answer."""
 
 
 def cast_value(value: object, source: DataType, target: DataType, time_zone: tzinfo) -> object:  # noqa: C901

@@ -319,6 +319,10 @@ def _suffixed(text: str, target: DataType) -> Expr:
 
 
 def _from_sqlglot(node: exp.Expression) -> Expr:  # noqa: C901 - one dispatch over node classes
+    if node.args.get("negate"):  # ``x NOT LIKE y`` and the like: sqlglot flags the node itself
+        positive = node.copy()
+        positive.set("negate", None)
+        return Call("not", (_from_sqlglot(positive),))
     if isinstance(node, exp.Paren):
         return _from_sqlglot(node.this)
     if isinstance(node, exp.Column):

@@ -159,12 +159,12 @@ def _file_sources(
     read = reader.format("binaryFile").load([hadoop_path(location) for location in locations])
     blobs = read.select(F.col("_metadata.file_path").alias(f"{_DV_KEY}_read"), F.col("content").alias(CONTENT))
     joined = blobs.join(F.broadcast(spark.createDataFrame(lookup)), F.col(f"{_DV_KEY}_read") == F.col(_DV_KEY), "left")
-    rows = joined.select(
+    per_file = joined.select(
         F.when(F.col(DV_FILE).isNull(), unmatched).otherwise(F.col(DV_FILE)).alias(DV_FILE), F.col(CONTENT), F.col(ENTRIES)
     )
     # An aggregate (one row per DV file already) ends the binaryFile scan's hidden ``_metadata``
     # column, which would otherwise reach the data rows through the joins and make theirs ambiguous.
-    return rows.groupBy(DV_FILE).agg(F.first(CONTENT).alias(CONTENT), F.first(ENTRIES).alias(ENTRIES))
+    return per_file.groupBy(DV_FILE).agg(F.first(CONTENT).alias(CONTENT), F.first(ENTRIES).alias(ENTRIES))
 
 
 def _word_estimate(files: pa.Table) -> int:

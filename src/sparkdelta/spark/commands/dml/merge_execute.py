@@ -173,14 +173,14 @@ def _observed(observation: Observation) -> dict[str, int] | None:
 
     Adaptive execution replaces a plan above a shuffle that came out empty (a partitioned
     write's ``repartition``) by an empty relation, and an observation below that shuffle
-    is then never reported (``Observation.get`` fails with an AssertionError: from
-    ``toPyRow`` in a classic session, ``NO_OBSERVE_BEFORE_GET`` in a Connect one). That
-    happens only when no row reached the write, so the caller knows the counts from that,
-    or counts again (a job of its own in that case only).
+    is then never reported (``Observation.get`` fails: the JVM's assertion in ``toPyRow``,
+    through py4j, in a classic session; an empty result in a Connect one). That happens
+    only when no row reached the write, so the caller knows the counts from that, or counts
+    again (a job of its own in that case only).
     """
     try:
         observed = observation.get
-    except AssertionError:
+    except Exception:  # noqa: BLE001 - py4j's error wraps the JVM's; a recount follows, never a wrong count
         return None
     return {name: int(value) for name, value in observed.items()} if observed else None
 
