@@ -76,8 +76,10 @@ def test_delta_tables_through_pyspark_client(client_python: Path, tmp_path: Path
     server = ConnectServer(tmp_path)
     try:
         table = tmp_path / "t"
+        script = tmp_path / "client.py"  # a script, as users run one (pyspark-client 4.2 looks for a Spark home beside it)
+        script.write_text(CLIENT)
         done = subprocess.run(
-            [str(client_python), "-c", CLIENT, server.url, str(table)],
+            [str(client_python), str(script), server.url, str(table)],
             capture_output=True,
             text=True,
             timeout=600,
