@@ -4,9 +4,10 @@ Its warehouse and Hive metastore live in a temporary directory, so tests never t
 (or depend on) a ``spark-warehouse`` or ``metastore_db`` in the working directory.
 
 ``pytest --connect`` makes that session a Spark Connect client of a local Connect server
-(``connect_server.py``: pyspark's own, no extra jar, no sparkdelta on its side): every
-test that uses that session runs a second time that way (``scripts/test.sh`` runs both
-passes). Tests of what only a classic session has are marked ``classic_only`` and
+(``connect_server.py``: pyspark's own, no extra jar, no sparkdelta on its side): the
+tests given that use that session run a second time that way (``scripts/test.sh`` runs
+both passes, the second over ``connect_suite.txt``). Tests of what only a classic session
+has are marked ``classic_only``, known gaps listed in ``connect_gaps.txt``: both are
 deselected there.
 """
 
