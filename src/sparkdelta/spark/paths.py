@@ -108,6 +108,10 @@ def spark_file_uri(location: str) -> str:
     return f"file:{_java_uri_path(_normalize(location))}"
 
 
+# Reader options that take paths literally (see ``hadoop_path``).
+LITERAL_PATHS = {"__globPaths__": "false", "recursiveFileLookup": "true"}
+
+
 def hadoop_path(location: str) -> str:
     """A string Spark's readers and writers accept for a location (no URI decoding happens).
 

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 
 from ..exceptions import DeltaIllegalArgumentException
 from ..kernel import Snapshot
-from .paths import hadoop_path, is_object_store
+from .paths import LITERAL_PATHS, hadoop_path, is_object_store
 from .pyspark_classes import is_connect
 
 _SEEN = "_sparkdelta_server_sees"
@@ -44,7 +44,8 @@ def check_server_sees(spark: SparkSession, snapshot: Snapshot) -> None:
     segment = snapshot.segment
     probe = (segment.deltas or segment.checkpoint)[-1].status.path
     try:
-        spark.read.format("text").load(hadoop_path(probe)).schema  # noqa: B018 - the lookup happens in analysis
+        # The name is literal (a table folder may hold ``[``, ``*``...): no glob expansion.
+        spark.read.format("text").options(**LITERAL_PATHS).load(hadoop_path(probe)).schema  # noqa: B018 - analysis
     except AnalysisException as error:
         if error.getCondition() == "PATH_NOT_FOUND":
             raise unseen_path_error(root) from error

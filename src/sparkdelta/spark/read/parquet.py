@@ -38,7 +38,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructT
 from ...kernel import Snapshot
 from ...kernel.file_actions import file_paths
 from ...kernel.scan import DELETION_VECTOR, PARTITION_VALUES
-from ..paths import absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
+from ..paths import LITERAL_PATHS, absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
 from ..pyspark_classes import is_connect
 from ..server_paths import check_server_sees
 from ..worker.deletion_vectors import DELETED_FILE_ID, DELETED_WORD, MASK
@@ -73,7 +73,7 @@ _WORD = "__sparkdelta_word"
 # (a "[" in a path fails, "*" or "?" could match other files). With it alone, Spark 4 reads
 # some files several times once any path holds a glob character; recursiveFileLookup
 # (a no-op for file paths) avoids that, and Hive partition inference on "p=v" directories.
-_NO_GLOB = {"__globPaths__": "false", "recursiveFileLookup": "true"}
+_NO_GLOB = LITERAL_PATHS
 # Scans that list folders instead of naming each file (``_listing_folders``): on an object
 # store up to this many files, picked from the listing by an IN list of names (longer
 # lists cost more to parse than the lookups they save)...
