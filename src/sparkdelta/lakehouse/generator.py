@@ -27,7 +27,6 @@ from datetime import UTC, date, datetime, timedelta
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..spark.session_facts import default_parallelism
 from .trips import FEED_COLUMNS, LATE_COLUMNS, MONEY, TYPED_COLUMNS
 from .warehouse import Location, storage_at
 
@@ -299,6 +298,10 @@ def day_lines(spark: SparkSession, spec: FeedSpec, day: int) -> DataFrame:
     return lines.drop("id", "kind")
 
 
+MAX_CONCURRENT_DAYS = 32
+"""Days' jobs in flight at once: a bound on driver threads, not on the cluster's work."""
+
+
 def write_day(spark: SparkSession, spec: FeedSpec, day: int, landing: Location) -> Location:
     """Write a day's file as ``landing/trips_<date>.csv``, appearing whole when complete
     (a rename on disk, a copy on an object store: either way readers never see a partial file)."""
@@ -321,11 +324,13 @@ def generate(
 ) -> list[Location]:
     """Write the given days' files (day ordinals counted from ``spec.start``).
 
-    A day's file is written by one task (it is one file, in order), so days are written
-    concurrently, as many at once as the cluster has cores.
+    A day's file is written by one task (it is one file, in order), so the days' jobs are
+    submitted together (up to ``MAX_CONCURRENT_DAYS``) and Spark's scheduler runs as many
+    at once as the cluster has cores.
     """
     folder = Location.of(landing)
-    with ThreadPoolExecutor(max_workers=max(1, default_parallelism(spark))) as pool:
+    days = list(days)
+    with ThreadPoolExecutor(max_workers=max(1, min(MAX_CONCURRENT_DAYS, len(days)))) as pool:
         return list(pool.map(lambda day: write_day(spark, spec, day, folder), days))
 
 
