@@ -452,9 +452,9 @@ def test_large_local_scans_list_their_folders_and_read_exactly_the_logs_files(
     listings: list[list[str]] = []
     scan_listed = read_module._scan_listed
 
-    def recording(reader, snapshot, folders, locations, keys):  # type: ignore[no-untyped-def]
+    def recording(session, reader, snapshot, folders, locations, keys):  # type: ignore[no-untyped-def]
         listings.append([f.rpartition("/")[2] for f in folders])
-        return scan_listed(reader, snapshot, folders, locations, keys)
+        return scan_listed(session, reader, snapshot, folders, locations, keys)
 
     monkeypatch.setattr(read_module, "_scan_listed", recording)
     path = str(tmp_path / "t")

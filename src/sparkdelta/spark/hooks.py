@@ -18,7 +18,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.readwriter import DataFrameReader, DataFrameWriter
 
-from ..exceptions import DeltaIllegalArgumentException, spark_errors
+from ..exceptions import DeltaAnalysisException, DeltaIllegalArgumentException, spark_errors
 from .catalog import is_delta_table_name
 from .commands.auto_optimize import auto_compact
 from .named_tables import insert_into as insert_into_delta
@@ -97,7 +97,7 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
             writer_rows(self),
             path,
             mode=(mode or state["mode"] or "errorifexists"),
-            partition_by=_partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
+            partition_by=_partitions(state, partitionBy, path),
             options=_parsed(state, options),
             cluster_by=state["cluster_by"],
         )
@@ -106,10 +106,18 @@ def _writer_save(original: Callable[..., None]) -> Callable[..., None]:
     return save
 
 
-def _partition_list(partition_by: Any) -> list[str] | None:
-    if isinstance(partition_by, str):
-        return [partition_by]
-    return list(partition_by) if partition_by else None
+def _partitions(state: dict[str, Any], partition_by: Any, table: str) -> list[str] | None:
+    """The write's partition columns (``save``'s argument, else ``partitionBy``'s), refused
+    beside ``clusterBy`` as Spark refuses them: a classic writer at the ``clusterBy`` call, a
+    Connect server only when it plans the write, which a Delta write never reaches."""
+    chosen = partition_by if partition_by is not None else state["partition_by"]
+    partitions = [chosen] if isinstance(chosen, str) else (list(chosen) if chosen else None)
+    if partitions and state["cluster_by"]:
+        raise DeltaAnalysisException(
+            f"{table}: Cannot specify both CLUSTER BY and PARTITIONED BY.",
+            errorClass="SPECIFY_CLUSTER_BY_WITH_PARTITIONED_BY_IS_NOT_ALLOWED",
+        )
+    return partitions
 
 
 def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
@@ -131,7 +139,7 @@ def _writer_save_as_table(original: Callable[..., None]) -> Callable[..., None]:
             rows,
             name,
             mode or state["mode"] or "errorifexists",
-            _partition_list(partitionBy if partitionBy is not None else state["partition_by"]),
+            _partitions(state, partitionBy, name),
             _parsed(state, options),
             cluster_by=state["cluster_by"],
         )

@@ -18,8 +18,12 @@ import re
 import unicodedata
 from urllib.parse import unquote, urlparse
 
+from pyspark.sql import SparkSession
+
+from ..exceptions import DeltaUnsupportedOperationException
 from ..kernel.file_paths import file_path
 from ..kernel.object_store import PROVIDERS, canonical_root, hadoop_url
+from .pyspark_classes import is_connect
 
 # java.net.URI leaves these unescaped in a path (unreserved, punct, '/', '@');
 # other ASCII characters are percent-encoded.
@@ -108,20 +112,52 @@ def spark_file_uri(location: str) -> str:
     return f"file:{_java_uri_path(_normalize(location))}"
 
 
-# Reader options that take paths literally (see ``hadoop_path``).
-LITERAL_PATHS = {"__globPaths__": "false", "recursiveFileLookup": "true"}
+# Hadoop's glob syntax, which Spark's readers expand in the paths they are given.
+_GLOB_CHARACTERS = re.compile(r"([{}\[\]*?\\])")
 
 
 def hadoop_path(location: str) -> str:
-    """A string Spark's readers and writers accept for a location (no URI decoding happens).
-
-    Hadoop still treats ``{}[]?*\\`` as glob syntax: read with ``__globPaths__`` off
-    (and ``recursiveFileLookup`` on, without which Spark then reads some files several
-    times), as ``read.py`` does.
-    """
+    """A string Spark's writers (and SQL's ``LOCATION``) take for a location, as it is:
+    no URI decoding happens. Readers take ``read_path``'s, under ``scan_options``."""
     if is_object_store(location):
         return hadoop_url(location)
     return f"file://{location}"
+
+
+def scan_options(spark: SparkSession) -> dict[str, str]:
+    """Reader options for the kernel's paths (``read_path``).
+
+    A listed folder (``read/parquet.py``'s ``_scan_listed``) is read recursively, with no
+    partition columns inferred from ``p=v`` folder names (the log has the partition
+    values); a no-op for a file's path. A classic session also turns Hadoop's glob
+    expansion off (DataSource's ``__globPaths__``), so every path is taken literally. A
+    Spark Connect server lower-cases option keys and then ignores that one: there
+    ``read_path`` escapes the glob characters instead.
+    """
+    options = {"recursiveFileLookup": "true"}
+    if not is_connect(spark):
+        options["__globPaths__"] = "false"
+    return options
+
+
+def read_path(spark: SparkSession, location: str) -> str:
+    """``hadoop_path`` for Spark's readers, under ``scan_options``: on a Spark Connect session
+    with Hadoop's glob characters (``{}[]*?\\``) escaped, so a table folder ``t [1]`` reads as itself.
+
+    Hadoop's glob expansion cannot take a folder name holding ``:`` (it parses it as a URI
+    scheme), so such a path with glob characters is refused by name there.
+    """
+    path = hadoop_path(location)
+    if not is_connect(spark) or not _GLOB_CHARACTERS.search(path):
+        return path
+    if any(":" in part for part in location.split("://", 1)[-1].split("/")):
+        raise DeltaUnsupportedOperationException(
+            f"{location}: on a Spark Connect session, a path holding both glob characters ({{}}[]*?\\) and a folder "
+            "name with ':' cannot be read: the server expands globs in read paths (it ignores the option that turns "
+            "this off), and Hadoop's glob expansion cannot parse a ':' in a folder name. Rename the folder, or read "
+            "the table from a classic session"
+        )
+    return _GLOB_CHARACTERS.sub(r"\\\1", path)
 
 
 def spark_lists(folder: str) -> bool:

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 
 from ..exceptions import DeltaIllegalArgumentException
 from ..kernel import Snapshot
-from .paths import LITERAL_PATHS, hadoop_path, is_object_store
+from .paths import is_object_store, read_path, scan_options
 from .pyspark_classes import is_connect
 
 _SEEN = "_sparkdelta_server_sees"
@@ -44,8 +44,7 @@ def check_server_sees(spark: SparkSession, snapshot: Snapshot) -> None:
     segment = snapshot.segment
     probe = (segment.deltas or segment.checkpoint)[-1].status.path
     try:
-        # The name is literal (a table folder may hold ``[``, ``*``...): no glob expansion.
-        spark.read.format("text").options(**LITERAL_PATHS).load(hadoop_path(probe)).schema  # noqa: B018 - analysis
+        spark.read.format("text").options(**scan_options(spark)).load(read_path(spark, probe)).schema  # noqa: B018 - analysis
     except AnalysisException as error:
         if error.getCondition() == "PATH_NOT_FOUND":
             raise unseen_path_error(root) from error

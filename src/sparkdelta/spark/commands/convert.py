@@ -23,7 +23,7 @@ from ...kernel.create_table import create_table
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.stats_schema import stats_leaves
 from ...kernel.storage import FileStatus
-from ..paths import hadoop_path, log_path
+from ..paths import log_path, read_path, scan_options
 from ..write.schema import delta_schema_json, new_table_schema
 from ..write.stats import file_stats
 
@@ -78,7 +78,9 @@ def convert_to_delta(spark: SparkSession, table: Table, partition_schema: str | 
     if not files:
         raise DeltaAnalysisException(f"{table.root}: no Parquet files to convert")
     values = [_partition_values(table.root, f, columns) for f in files]
-    data = spark.read.option("mergeSchema", "true").parquet(*[hadoop_path(f.path) for f in files]).schema
+    data = (
+        spark.read.options(**scan_options(spark), mergeSchema="true").parquet(*[read_path(spark, f.path) for f in files]).schema
+    )
     clashing = {f.name.lower() for f in data.fields} & {c.lower() for c in columns}
     if clashing:
         raise DeltaAnalysisException(

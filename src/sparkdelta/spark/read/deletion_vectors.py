@@ -32,7 +32,7 @@ from ...kernel.deletion_vectors import DeletionVectorDescriptor, dv_file, inline
 from ...kernel.errors import DeletionVectorError
 from ...kernel.file_actions import file_paths
 from ...kernel.scan import DELETION_VECTOR, NUM_RECORDS
-from ..paths import hadoop_path, spark_file_uri
+from ..paths import read_path, spark_file_uri
 from ..worker.deletion_vectors import (
     CONTENT,
     DATA_FILE,
@@ -156,7 +156,7 @@ def _file_sources(
             F.lit(f", which matches no deletion vector file of {root} version {snapshot.version}"),
         )
     )
-    read = reader.format("binaryFile").load([hadoop_path(location) for location in locations])
+    read = reader.format("binaryFile").load([read_path(spark, location) for location in locations])
     blobs = read.select(F.col("_metadata.file_path").alias(f"{_DV_KEY}_read"), F.col("content").alias(CONTENT))
     joined = blobs.join(F.broadcast(spark.createDataFrame(lookup)), F.col(f"{_DV_KEY}_read") == F.col(_DV_KEY), "left")
     per_file = joined.select(

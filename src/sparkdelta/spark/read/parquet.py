@@ -38,7 +38,7 @@ from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructT
 from ...kernel import Snapshot
 from ...kernel.file_actions import file_paths
 from ...kernel.scan import DELETION_VECTOR, PARTITION_VALUES
-from ..paths import LITERAL_PATHS, absolute_paths, hadoop_path, is_object_store, spark_file_uris, spark_lists
+from ..paths import absolute_paths, is_object_store, read_path, scan_options, spark_file_uris, spark_lists
 from ..pyspark_classes import is_connect
 from ..server_paths import check_server_sees
 from ..worker.deletion_vectors import DELETED_FILE_ID, DELETED_WORD, MASK
@@ -69,11 +69,6 @@ _FILE_ID = "__sparkdelta_file_id"
 _ROW_INDEX = "__sparkdelta_row_index"
 # A row's 64-row word in its file (row index >> 6), joined to the words DVs delete.
 _WORD = "__sparkdelta_word"
-# Take the kernel's paths literally: DataSource's internal option turns glob expansion off
-# (a "[" in a path fails, "*" or "?" could match other files). With it alone, Spark 4 reads
-# some files several times once any path holds a glob character; recursiveFileLookup
-# (a no-op for file paths) avoids that, and Hive partition inference on "p=v" directories.
-_NO_GLOB = LITERAL_PATHS
 # Scans that list folders instead of naming each file (``_listing_folders``): on an object
 # store up to this many files, picked from the listing by an IN list of names (longer
 # lists cost more to parse than the lookups they save)...
@@ -224,13 +219,13 @@ def _scan(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields:
     """Spark's native Parquet scan of exactly ``files``, with the Hadoop options the table was opened with."""
     log_paths = file_paths(files)
     locations = absolute_paths(snapshot.table_root, log_paths)
-    reader = spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options).schema(StructType(read_fields))
+    reader = spark.read.options(**scan_options(spark), **snapshot.storage.engine_options).schema(StructType(read_fields))
     folders = _listing_folders(snapshot.table_root, locations)
     if folders is not None:
-        listed = _scan_listed(reader, snapshot, folders, locations, spark_file_uris(snapshot.table_root, log_paths))
+        listed = _scan_listed(spark, reader, snapshot, folders, locations, spark_file_uris(snapshot.table_root, log_paths))
         if listed is not None:
             return listed
-    return reader.parquet(*[hadoop_path(location) for location in locations])
+    return reader.parquet(*[read_path(spark, location) for location in locations])
 
 
 def input_file_name(key: str) -> str:
@@ -273,7 +268,7 @@ def _listing_folders(root: str, locations: list[str]) -> list[str] | None:
 
 
 def _scan_listed(
-    reader: DataFrameReader, snapshot: Snapshot, folders: list[str], locations: list[str], keys: list[str]
+    spark: SparkSession, reader: DataFrameReader, snapshot: Snapshot, folders: list[str], locations: list[str], keys: list[str]
 ) -> DataFrame | None:
     """The files at ``locations`` (``keys``: as Spark spells them), found by listing ``folders``.
 
@@ -291,7 +286,7 @@ def _scan_listed(
     found is what the kernel found, less files deleted in between, which the check
     catches.
     """
-    scanned = reader.parquet(*[hadoop_path(folder) for folder in folders])
+    scanned = reader.parquet(*[read_path(spark, folder) for folder in folders])
     listed = _spark_listing(snapshot, folders)
     missing = [location for location in locations if location not in listed]
     if missing:
@@ -376,7 +371,7 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
             _WORD: F.shiftright(F.col(_ROW_INDEX), 6),
         }
     )
-    deleted = deleted_words(spark, snapshot, files, spark.read.options(**_NO_GLOB, **snapshot.storage.engine_options))
+    deleted = deleted_words(spark, snapshot, files, spark.read.options(**scan_options(spark), **snapshot.storage.engine_options))
     live = F.col(MASK).isNull() | (F.expr(f"shiftright({MASK}, CAST({_ROW_INDEX} & 63 AS INT)) & 1") == 0)
     same_word = (F.col(_FILE_ID) == F.col(DELETED_FILE_ID)) & (F.col(_WORD) == F.col(DELETED_WORD))
     return (
