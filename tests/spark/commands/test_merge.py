@@ -413,8 +413,8 @@ def test_an_upsert_reads_only_the_files_holding_its_keys(
     read: list[int] = []
     original = merge_execute.candidate_files
 
-    def recorded(*args: Any) -> Any:
-        result = original(*args)
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
         read.append(result.files.num_rows)
         return result
 
