@@ -473,11 +473,14 @@ def test_an_insert_only_merge_of_an_unmaterialized_source_reads_only_the_files_i
 
     path = str(tmp_path / "t")
     target = _even_keys_target(spark, path)
-    # The oracle: files whose own key range meets the source's keys, as Spark reads them.
+    # Two clusters of keys: their overall range spans files that the key join leaves out.
+    keys = [*range(700, 731), *range(1500, 1531)]
+    # The oracle: files whose own key range holds a source key, as Spark reads them.
     per_file = spark.read.format("delta").load(path).groupBy(F.input_file_name()).agg(F.min("id"), F.max("id")).collect()
-    reached = sum(1 for _, low, high in per_file if low <= 760 and high >= 700)
-    assert len(per_file) == 10 and reached < 10
-    source = [{"id": i, "p": i % 4, "n": -i, "v": "s"} for i in range(700, 761)]
+    reached = sum(1 for _, low, high in per_file if any(low <= k <= high for k in keys))
+    spanned = sum(1 for _, low, high in per_file if low <= 1530 and high >= 700)
+    assert len(per_file) == 10 and reached < spanned
+    source = [{"id": i, "p": i % 4, "n": -i, "v": "s"} for i in keys]
     kept, read = _recording_reads(monkeypatch)
     run_ours(spark, path, _frame(spark, source), _INSERT)
     assert read == [reached] and kept == [reached]
