@@ -517,18 +517,20 @@ def test_an_insert_only_merge_whose_source_changes_after_the_pruning_inserts_no_
     assert _files_on_disk(path) == set(Table(path).snapshot().file_paths())  # the discarded files are gone
 
 
-def test_an_insert_only_merge_of_random_keys_inserts_only_new_keys(spark: SparkSession, tmp_path: Path) -> None:
-    """Keys from ``rand()``, which a Spark Connect server may draw anew for each job: every inserted
-    key is new, each target key is there once, and the counts are the rows written."""
+@pytest.mark.parametrize("draw", ["rand", "udf"])
+def test_an_insert_only_merge_of_random_keys_inserts_only_new_keys(spark: SparkSession, tmp_path: Path, draw: str) -> None:
+    """Random keys: ``rand()`` (its seed fixed in the plan: each read draws the same keys) and a
+    non-deterministic Python UDF (each read draws new ones, so the pruning's reads never match the
+    anti join's). Every inserted key is new, each target key is there once, the counts are the rows written."""
+    import random
+
     from pyspark.sql import functions as F
 
     path = str(tmp_path / "t")
     _even_keys_target(spark, path)
+    drawn = F.udf(lambda: random.randrange(2000), "long").asNondeterministic()() if draw == "udf" else F.rand() * 2000
     source = spark.range(0, 300, 1, 3).select(
-        (F.rand() * 2000).cast("long").alias("id"),
-        F.lit(1).cast("long").alias("p"),
-        F.col("id").alias("n"),
-        F.lit("s").alias("v"),
+        drawn.cast("long").alias("id"), F.lit(1).cast("long").alias("p"), F.col("id").alias("n"), F.lit("s").alias("v")
     )
     run_ours(spark, path, source, _INSERT)
     rows = spark.read.format("delta").load(path).collect()
