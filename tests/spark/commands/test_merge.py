@@ -413,8 +413,8 @@ def test_an_upsert_reads_only_the_files_holding_its_keys(
     read: list[int] = []
     original = merge_execute.candidate_files
 
-    def recorded(*args: Any) -> Any:
-        result = original(*args)
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
         read.append(result.files.num_rows)
         return result
 
@@ -427,3 +427,115 @@ def test_an_upsert_reads_only_the_files_holding_its_keys(
     rows = {r.id: r.n for r in spark.read.format("delta").load(path).collect()}
     assert len(rows) == 1010 and rows[155] == -155 and rows[5005] == -5005 and rows[100] == 100
     assert _metrics(path)["numTargetFilesRemoved"] == 1
+
+
+# ------------------------------------------------- insert-only merges: pruning an unmaterialized source
+
+_INSERT = [Clause("notMatched", "insert")]
+
+
+def _even_keys_target(spark: SparkSession, path: str) -> list[Row]:
+    """Keys 0, 2, ..., 1998 in 10 files, each holding one key range."""
+    rows = [{"id": 2 * i, "p": i % 4, "n": i, "v": "t"} for i in range(1000)]
+    _frame(spark, rows).repartitionByRange(10, "id").write.format("delta").save(path)
+    return rows
+
+
+def _recording_reads(monkeypatch: pytest.MonkeyPatch, after_pruning: Any = None) -> tuple[list[int], list[int]]:
+    """The candidate files each pruning kept and each read of target files got, as the merge runs;
+    ``after_pruning()`` runs once, after the first pruning (with its source reads) is done."""
+    from sparkdelta.spark.commands.dml import merge_execute
+
+    kept: list[int] = []
+    read: list[int] = []
+    prune, read_files = merge_execute.candidate_files, merge_execute.read_files
+
+    def pruned(*args: Any, **kwargs: Any) -> Any:
+        result = prune(*args, **kwargs)
+        kept.append(result.files.num_rows)
+        if after_pruning is not None and len(kept) == 1:
+            after_pruning()
+        return result
+
+    def reading(spark: SparkSession, snapshot: Any, files: pa.Table, *args: Any, **kwargs: Any) -> Any:
+        read.append(files.num_rows)
+        return read_files(spark, snapshot, files, *args, **kwargs)
+
+    monkeypatch.setattr(merge_execute, "candidate_files", pruned)
+    monkeypatch.setattr(merge_execute, "read_files", reading)
+    return kept, read
+
+
+def test_an_insert_only_merge_of_an_unmaterialized_source_reads_only_the_files_its_keys_reach(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "t")
+    target = _even_keys_target(spark, path)
+    # Two clusters of keys: their overall range spans files that the key join leaves out.
+    keys = [*range(700, 731), *range(1500, 1531)]
+    # The oracle: files whose own key range holds a source key, as Spark reads them.
+    per_file = spark.read.format("delta").load(path).groupBy(F.input_file_name()).agg(F.min("id"), F.max("id")).collect()
+    reached = sum(1 for _, low, high in per_file if any(low <= k <= high for k in keys))
+    spanned = sum(1 for _, low, high in per_file if low <= 1530 and high >= 700)
+    assert len(per_file) == 10 and reached < spanned
+    source = [{"id": i, "p": i % 4, "n": -i, "v": "s"} for i in keys]
+    kept, read = _recording_reads(monkeypatch)
+    run_ours(spark, path, _frame(spark, source), _INSERT)
+    assert read == [reached] and kept == [reached]
+    expected, counts = model_merge(target, source, _INSERT)
+    assert _table_rows(spark, path) == _sorted(expected)
+    assert _metrics(path)["numSourceRows"] == len(source)
+    assert _metrics(path)["numTargetRowsInserted"] == counts["inserted"] == 30
+
+
+def test_an_insert_only_merge_whose_source_changes_after_the_pruning_inserts_no_duplicate(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pruning reads keys past the table's (no file to read); the anti join's read then gets keys that
+    match target rows: its files are deleted, and the rows appended again against every file."""
+    path = str(tmp_path / "t")
+    target = _even_keys_target(spark, path)
+    csv = tmp_path / "source.csv"
+    first = [{"id": 5000 + i, "p": 1, "n": 1, "v": "s"} for i in range(10)]
+    then = [{"id": 100 + i, "p": 1, "n": 1, "v": "s"} for i in range(10)]  # as wide: the file's length stays
+
+    def put(rows: list[Row]) -> None:
+        csv.write_text("".join(f"{r['id']:04d},{r['p']},{r['n']},{r['v']}\n" for r in rows))
+
+    put(first)
+    source = spark.read.schema("id LONG, p LONG, n LONG, v STRING").csv(str(csv))
+    kept, read = _recording_reads(monkeypatch, after_pruning=lambda: put(then))
+    run_ours(spark, path, source, _INSERT)
+    expected, _ = model_merge(target, then, _INSERT)
+    assert _table_rows(spark, path) == _sorted(expected)
+    assert kept == [0, 10] and read == [10]  # pruned to nothing, then every file
+    metrics = _metrics(path)
+    assert metrics["numTargetRowsInserted"] == 5 and metrics["numSourceRows"] == 10
+    assert metrics["numTargetFilesAdded"] == len(_files_on_disk(path)) - 10
+    assert _files_on_disk(path) == set(Table(path).snapshot().file_paths())  # the discarded files are gone
+
+
+@pytest.mark.parametrize("draw", ["rand", "udf"])
+def test_an_insert_only_merge_of_random_keys_inserts_only_new_keys(spark: SparkSession, tmp_path: Path, draw: str) -> None:
+    """Random keys: ``rand()`` (its seed fixed in the plan: each read draws the same keys) and a
+    non-deterministic Python UDF (each read draws new ones, so the pruning's reads never match the
+    anti join's). Every inserted key is new, each target key is there once, the counts are the rows written."""
+    import random
+
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "t")
+    _even_keys_target(spark, path)
+    drawn = F.udf(lambda: random.randrange(2000), "long").asNondeterministic()() if draw == "udf" else F.rand() * 2000
+    source = spark.range(0, 300, 1, 3).select(
+        drawn.cast("long").alias("id"), F.lit(1).cast("long").alias("p"), F.col("id").alias("n"), F.lit("s").alias("v")
+    )
+    run_ours(spark, path, source, _INSERT)
+    rows = spark.read.format("delta").load(path).collect()
+    inserted = [r.id for r in rows if r.v == "s"]
+    assert sorted(r.id for r in rows if r.v == "t") == list(range(0, 2000, 2))
+    assert inserted and all(key % 2 == 1 for key in inserted)
+    metrics = _metrics(path)
+    assert metrics["numTargetRowsInserted"] == len(inserted) and metrics["numSourceRows"] == 300

@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
 
@@ -239,6 +240,17 @@ def _partition_expression(predicate: S.Predicate | None, partition_columns: tupl
     return converted if converted is not None else pc.scalar(True)
 
 
+@dataclass(frozen=True)
+class WriteMark:
+    """How far a ``DmlCommit`` had got (``mark``): its actions, files written and counts then."""
+
+    actions: int
+    written: int
+    dv_files: int
+    metrics: dict[str, int]
+    identity_bounds: dict[str, tuple[int, int]]
+
+
 class DmlCommit:
     """One DML commit: the files it writes, the actions it gathers, its metrics; then ``commit``.
 
@@ -389,6 +401,22 @@ class DmlCommit:
         self.metrics["numDeletionVectorsUpdated"] += deleted.vectors_updated
         self.metrics["numDeletionVectorsRemoved"] += deleted.vectors_removed
         return deleted
+
+    def mark(self) -> WriteMark:
+        """What the commit holds now, for ``discard_since``."""
+        return WriteMark(
+            len(self.actions), len(self._written), len(self._dv_files), dict(self.metrics), dict(self._identity_bounds)
+        )
+
+    def discard_since(self, mark: WriteMark) -> None:
+        """Delete the files written since ``mark`` and forget their actions and counts (times stay):
+        a step the command redoes before it commits. Nothing is committed yet, so they are no one's."""
+        remove_unreferenced(self.snapshot.storage, self.snapshot.table_root, self._written[mark.written :])
+        for path in self._dv_files[mark.dv_files :]:
+            self.snapshot.storage.delete(path)
+        del self.actions[mark.actions :], self._written[mark.written :], self._dv_files[mark.dv_files :]
+        self.metrics.update({name: value for name, value in mark.metrics.items() if not name.endswith("TimeMs")})
+        self._identity_bounds = dict(mark.identity_bounds)
 
     def commit(self, metrics: dict[str, int] | None = None) -> CommandResult:
         """Commit the gathered actions as one version with ``metrics`` added to the gathered ones;

@@ -6,7 +6,11 @@
    (``spark.databricks.delta.merge.materializeSource``: ``auto``, ``all``, ``none``).
 2. **Insert-only** (only ``whenNotMatchedInsert`` clauses): the source rows with no match
    among the candidate target files (an anti join) are appended. No target file changes,
-   so the commit is a blind append.
+   so the commit is a blind append. The candidates are pruned by the source's keys even
+   when it is not materialized: the anti join's job observes a fingerprint of the keys
+   it read (``merge_reads``); if it differs from what the pruning read (a
+   non-deterministic source), its files are deleted and the rows appended again against
+   every candidate the target's own predicates leave, by one read of the source.
 3. **Touched files** (``scanTimeMs``): the source joined with the candidate target rows,
    each carrying its file's path and row index, aggregated per target row (to find one
    matched by several source rows, an error unless the only matched clause is an
@@ -26,7 +30,7 @@
 
 Row counts come from the Spark jobs that do the work (an ``Observation`` on the write, or
 an aggregate over the staged rows), never from a loop in Python, and from a pass of their
-own only when Spark loses an observation (a write that got no row, see ``_observed``).
+own only when Spark loses an observation (a write that got no row, see ``merge_reads.observed``).
 """
 
 from __future__ import annotations
@@ -71,7 +75,8 @@ from .merge_plan import (
     resolve,
     with_generated,
 )
-from .merge_pruning import candidate_files
+from .merge_pruning import Candidates, candidate_files
+from .merge_reads import observed
 
 if TYPE_CHECKING:
     from .merge import DeltaMergeBuilder
@@ -136,7 +141,7 @@ def run_merge(builder: DeltaMergeBuilder) -> CommandResult:
         dml.parameters = plan.parameters
         _evolve(dml, plan)
         # Only a materialized source surely yields the same rows twice: no API both kinds of
-        # session share says whether a plan is deterministic, so an unmaterialized one is not.
+        # session share says whether a plan is deterministic, so an unmaterialized one's reads are checked.
         stable = materialized is not None
         if insert_only:
             _insert_only(dml, plan, snapshot, counts, stable, counted=materialized is not None)
@@ -154,8 +159,8 @@ def _materialized(spark: SparkSession, source: DataFrame, insert_only: bool) -> 
         return source, None
     observation = Observation("merge_source")
     kept = checkpointed(source.observe(observation, F.count(F.lit(1)).alias("rows")))
-    observed = _observed(observation)
-    return kept, observed["rows"] if observed is not None else kept.count()
+    read = observed(observation)
+    return kept, read["rows"] if read is not None else kept.count()
 
 
 def _evolve(dml: DmlCommit, plan: MergePlan) -> None:
@@ -168,27 +173,10 @@ def _evolve(dml: DmlCommit, plan: MergePlan) -> None:
         dml.set_metadata(plan.metadata, plan.protocol)
 
 
-def _observed(observation: Observation) -> dict[str, int] | None:
-    """The counts ``observation`` collected; None when Spark lost them.
-
-    Adaptive execution replaces a plan above a shuffle that came out empty (a partitioned
-    write's ``repartition``) by an empty relation, and an observation below that shuffle
-    is then never reported (``Observation.get`` fails: the JVM's assertion in ``toPyRow``,
-    through py4j, in a classic session; an empty result in a Connect one). That happens
-    only when no row reached the write, so the caller knows the counts from that, or counts
-    again (a job of its own in that case only).
-    """
-    try:
-        observed = observation.get
-    except Exception:  # noqa: BLE001 - py4j's error wraps the JVM's; a recount follows, never a wrong count
-        return None
-    return {name: int(value) for name, value in observed.items()} if observed else None
-
-
 def _by_code(observation: Observation, recount: Callable[[], dict[int, int]]) -> dict[int, int]:
     """Rows per action code, as ``observation`` counted them, else as ``recount()`` does."""
-    observed = _observed(observation)
-    return recount() if observed is None else {int(code): rows for code, rows in observed.items()}
+    found = observed(observation)
+    return recount() if found is None else {int(code): rows for code, rows in found.items()}
 
 
 def _code_counts(plan: MergePlan) -> list[Column]:
@@ -221,20 +209,55 @@ def _write_inserts(dml: DmlCommit, plan: MergePlan, sources: DataFrame, counts: 
 
 
 def _insert_only(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, counts: MergeCounts, stable: bool, counted: bool) -> None:
-    """Append the source rows no target row matches; a blind append (no target file is read into the outcome)."""
+    """Append the source rows no target row matches; a blind append (no target file is read into the outcome).
+
+    The candidates are pruned by the source's keys; an unmaterialized source's keys are
+    checked to be the ones the pruning read, else the pruning is dropped and the rows appended again.
+    """
     with dml.timed("scanTimeMs", "finding the candidate target files"):
-        candidates = candidate_files(plan, snapshot, stable).files
+        candidates = candidate_files(plan, snapshot, source_ranges=True, verify=not stable)
+    appended = _append_unmatched(dml, plan, snapshot, candidates, counted)
+    if appended is None:
+        with dml.timed("scanTimeMs", "finding the candidate target files (the source changed)"):
+            candidates = candidate_files(plan, snapshot, source_ranges=False)
+        appended = _append_unmatched(dml, plan, snapshot, candidates, counted)
+    assert appended is not None  # nothing to verify without source ranges
+    counts.inserted, counts.copied = appended.inserted, appended.copied
+    if not counted:
+        counts.source = appended.source
+
+
+def _append_unmatched(
+    dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, candidates: Candidates, counted: bool
+) -> MergeCounts | None:
+    """Append the insert clauses' rows for the source rows matching none of ``candidates``; their counts.
+
+    None, with nothing written, when the source's keys were not the ones ``candidates.fingerprint``
+    says the pruning read (the source changed between reads): rows matching a pruned file may
+    have been written, so they are deleted before anything is committed.
+    """
+    appended = MergeCounts()
+    fingerprint = candidates.fingerprint
     sources = plan.source
-    observation = None if counted else Observation("merge_source")
-    if observation is not None:
-        sources = sources.observe(observation, F.count(F.lit(1)).alias("rows"))
-    if candidates.num_rows:
-        sources = sources.join(plan.target(read_files(dml.spark, snapshot, candidates)), plan.condition, "left_anti")
+    observation = Observation("merge_source")
+    watched = fingerprint is not None or not counted
+    if watched:
+        aggregates = fingerprint.columns() if fingerprint is not None else [F.count(F.lit(1)).alias("rows")]
+        sources = sources.observe(observation, *aggregates)
+    if candidates.files.num_rows:
+        sources = sources.join(plan.target(read_files(dml.spark, snapshot, candidates.files)), plan.condition, "left_anti")
+    mark = dml.mark()
     with dml.timed("rewriteTimeMs", "writing the inserted rows"):
-        _write_inserts(dml, plan, sources, counts)
-    if observation is not None:
-        observed = _observed(observation)
-        counts.source = observed["rows"] if observed is not None else plan.source.count()
+        _write_inserts(dml, plan, sources, appended)
+    read = observed(observation) if watched else None
+    # Other keys (or a lost observation) with no row written wrote none wrongly either.
+    wrote = dml.metrics["numAddedFiles"] > mark.metrics["numAddedFiles"]
+    if fingerprint is not None and wrote and not fingerprint.matches(read):
+        dml.discard_since(mark)
+        return None
+    if not counted:
+        appended.source = read["rows"] if read is not None else plan.source.count()
+    return appended
 
 
 def _any_condition(clauses: list) -> Column:
@@ -294,7 +317,7 @@ def _touched_files(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, files: p
 def _classic(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, counts: MergeCounts, stable: bool) -> None:
     """A merge with matched or not-matched-by-source clauses: find the touched files, then rewrite."""
     with dml.timed("scanTimeMs", "finding the files the merge touches"):
-        candidates = candidate_files(plan, snapshot, stable)
+        candidates = candidate_files(plan, snapshot, source_ranges=stable)
         dml.read(candidates.files, predicate=candidates.predicate)
         touched, extra = _touched_files(dml, plan, snapshot, candidates.files)
     if touched.num_rows == 0:
