@@ -163,6 +163,30 @@ def test_aliases_and_references(spark: SparkSession) -> None:
     assert resolve_condition(spark, "RideId = 1", relations).references() is None  # ambiguous
 
 
+def test_collated_strings_are_not_in_byte_order(spark: SparkSession) -> None:
+    """``STRING COLLATE UTF8_LCASE`` compares case-blind: 'A' LIKE 'a%', which min/max in byte
+    order would rule out (found by test_expression_fuzz.py)."""
+    schema = StructType([StructField("c", StringType("UTF8_LCASE"))])
+    for condition in ["c LIKE 'a%'", "startswith(c, 'a')", "c = 'a'", "c IN ('a', 'b')", "c > 'a'"]:
+        assert resolve_condition(spark, condition, schema).predicate() is None, condition
+    assert resolve_condition(spark, F.col("c").startswith("a"), schema).predicate() is None
+    assert resolve_condition(spark, "c IS NULL", schema).predicate() == S.IsNull(col("c"))
+
+
+def test_legacy_mode_prints_no_text_coercion(spark: SparkSession) -> None:
+    """Outside ANSI mode the analyzer casts text against other types otherwise (``d IN
+    ('2024-04-18 00:00:00')`` compares as text), so the printed SQL, which ``overwrite``
+    evaluates, must not carry ANSI's casts (found by test_expression_fuzz.py)."""
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    try:
+        assert resolve_condition(spark, "d IN ('2024-04-18 00:00:00', TIMESTAMP '2024-03-09 12:00:00')", SCHEMA).sql() is None
+        assert resolve_condition(spark, "i = '5'", SCHEMA).sql() is None
+        assert resolve_condition(spark, "id = 5", SCHEMA).sql() == "(id = CAST(5 AS BIGINT))"
+        assert resolve_condition(spark, "s = 'a'", SCHEMA).sql() == "(s = 'a')"
+    finally:
+        spark.conf.unset("spark.sql.ansi.enabled")
+
+
 def test_case_sensitivity(spark: SparkSession) -> None:
     spark.conf.set("spark.sql.caseSensitive", "true")
     try:

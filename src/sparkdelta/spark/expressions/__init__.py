@@ -19,7 +19,7 @@ from pyspark.sql.types import StructType
 from ...kernel import skipping as S
 from ..time_zones import session_zone
 from .kernel import to_predicate
-from .resolve import Relation, case_sensitive, references, resolve
+from .resolve import Relation, ansi, case_sensitive, references, resolve
 from .sql_text import analyzed_sql
 from .tree import Col, Expr, from_condition
 
@@ -32,6 +32,7 @@ class ResolvedCondition:
 
     expr: Expr
     time_zone: tzinfo
+    ansi: bool = True
 
     def predicate(self) -> S.Predicate | None:
         """The kernel skipping predicate (None: nothing sound to skip by)."""
@@ -43,7 +44,7 @@ class ResolvedCondition:
 
     def sql(self) -> str | None:
         """Its SQL as Catalyst prints the analyzed expression, or None."""
-        return analyzed_sql(self.expr, self.time_zone)
+        return analyzed_sql(self.expr, self.time_zone, self.ansi)
 
 
 def resolve_condition(
@@ -52,4 +53,4 @@ def resolve_condition(
     """``condition`` (SQL text, a Column, or a tree) resolved against ``relations`` (or one schema)."""
     expr = condition if not isinstance(condition, (str, Column)) else from_condition(condition)
     scope = [Relation(relations)] if isinstance(relations, StructType) else list(relations)
-    return ResolvedCondition(resolve(expr, scope, case_sensitive(spark)), session_zone(spark))
+    return ResolvedCondition(resolve(expr, scope, case_sensitive(spark)), session_zone(spark), ansi(spark))

@@ -19,6 +19,12 @@ from .tree import Call, Cast, Col, Expr, Lit
 _COMPARISONS = {"=": "=", "<=>": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
+def _collated(data_type: DataType) -> bool:
+    """A string type compared under a collation other than binary (``STRING COLLATE UTF8_LCASE``):
+    its ``=``, ``<`` and LIKE do not follow the stats' byte order."""
+    return isinstance(data_type, StringType) and getattr(data_type, "collation", "UTF8_BINARY") != "UTF8_BINARY"
+
+
 def _column(expr: Expr) -> tuple[Col, DataType] | None:
     """A column, and the type it is compared in (its own, or a cast of it that keeps every value)."""
     if isinstance(expr, Col):
@@ -46,7 +52,7 @@ def _literal(expr: Expr, time_zone: tzinfo) -> Lit | None:
 def _value(column: tuple[Col, DataType], literal: Lit, time_zone: tzinfo) -> S.Literal | None:
     """The literal's value where the comparison meets the column: both cast to their common type."""
     col, seen_as = column
-    if literal.value is None or isinstance(literal.type, NullType):
+    if literal.value is None or isinstance(literal.type, NullType) or _collated(col.type) or _collated(seen_as):
         return None
     common = comparison_type(seen_as, literal.type)
     if common is None or not exact_widening(col.type, common):
@@ -115,7 +121,7 @@ def to_predicate(expr: Expr, time_zone: tzinfo, exact: bool = False) -> S.Predic
 
 def _prefix(name: str, subject: Expr, pattern: Expr) -> S.Predicate | None:
     """``s LIKE 'abc%'`` or ``startswith(s, 'abc')`` on a string column."""
-    if not (isinstance(subject, Col) and isinstance(subject.type, StringType)):
+    if not (isinstance(subject, Col) and isinstance(subject.type, StringType)) or _collated(subject.type):
         return None
     if not (isinstance(pattern, Lit) and isinstance(pattern.value, str)):
         return None

@@ -31,6 +31,12 @@ def case_sensitive(spark: SparkSession) -> bool:
     return (spark.conf.get("spark.sql.caseSensitive", "false") or "false").strip().lower() == "true"
 
 
+def ansi(spark: SparkSession) -> bool:
+    """``spark.sql.ansi.enabled`` (Spark 4's default: on): outside it, the analyzer's implicit
+    casts between text and other types differ from the ones ``spark_types`` models."""
+    return (spark.conf.get("spark.sql.ansi.enabled", "true") or "true").strip().lower() == "true"
+
+
 def _same(a: str, b: str, sensitive: bool) -> bool:
     return a == b if sensitive else a.lower() == b.lower()
 

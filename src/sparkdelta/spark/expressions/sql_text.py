@@ -145,8 +145,17 @@ def _coerced(expr: Call) -> Call:
     return Call(expr.name, tuple(_cast_to(a, common) for a in args))
 
 
-def analyzed_sql(expr: Expr, time_zone: tzinfo) -> str | None:  # noqa: C901 - one case per node kind
-    """``expr`` (resolved) printed as Catalyst prints it after analysis, or None."""
+def _legacy_text_coercion(expr: Call) -> bool:
+    """Whether a comparison or IN sets text against another type: outside ANSI mode the
+    analyzer casts those otherwise (``i IN ('1', 2)`` compares as text), so the ANSI casts
+    printed here would change which rows match (the SQL may be evaluated: ``overwrite``)."""
+    texts = [isinstance(t, StringType) for t in map(type_of, expr.args) if t is not None and not isinstance(t, NullType)]
+    return any(texts) and not all(texts)
+
+
+def analyzed_sql(expr: Expr, time_zone: tzinfo, ansi: bool = True) -> str | None:  # noqa: C901 - one case per node kind
+    """``expr`` (resolved) printed as Catalyst prints it after analysis (``ansi``: under
+    ``spark.sql.ansi.enabled``), or None."""
 
     def sql(e: Expr) -> str | None:
         if isinstance(e, Col):
@@ -168,6 +177,8 @@ def analyzed_sql(expr: Expr, time_zone: tzinfo) -> str | None:  # noqa: C901 - o
         if not isinstance(e, Call):
             return None
         if e.name in _COMPARISONS or e.name == "in":
+            if not ansi and _legacy_text_coercion(e):
+                return None
             e = _coerced(e)
         args = [sql(a) for a in e.args]
         if any(a is None for a in args):
