@@ -248,6 +248,7 @@ run(spark, PipelineConfig(Path(sys.argv[1]), feed, min_files=int(sys.argv[4]), r
 """
 
 
+@pytest.mark.classic_only  # the lakehouse in child processes of their own, with classic sessions
 def test_runs_killed_between_commits_resume_to_the_same_tables(spark: SparkSession, baseline: Baseline, tmp_path: Path) -> None:
     root = tmp_path / "warehouse"
     crashed = Warehouse(root)
@@ -299,6 +300,7 @@ def test_runs_killed_between_commits_resume_to_the_same_tables(spark: SparkSessi
 # --------------------------------------------------------------------------- CLI and report
 
 
+@pytest.mark.classic_only  # the lakehouse in child processes of their own, with classic sessions
 def test_cli_generate_run_json_and_report_rendered_by_chromium(baseline: Baseline, tmp_path: Path) -> None:
     drop = CliRunner().invoke(
         lakehouse_cli,

@@ -275,6 +275,7 @@ def deltalake_files(server: MotoServer, url: str) -> list[str]:
     return sorted(table.get_add_actions(flatten=True).column("path").to_pylist())
 
 
+@pytest.mark.classic_only  # the lakehouse CLI in a child process of its own, with a classic session
 def test_lakehouse_cli_runs_end_to_end_on_s3a(s3a: MotoServer, tmp_path: Path) -> None:
     """``lakehouse run --warehouse s3a://bucket/lake``: landing, bronze, silver, gold and
     maintenance all on the bucket, configured with ``--conf`` only; gold equals the
@@ -417,6 +418,7 @@ def test_reads_list_the_table_once_rather_than_ask_about_each_file(spark: SparkS
         proxy.close()
 
 
+@pytest.mark.classic_only  # streams need sparkdelta on a Connect server (tests/spark/stream/test_stream_connect.py)
 def test_stream_from_and_to_s3_with_the_session_settings(spark: SparkSession, s3a: MotoServer, tmp_path: Path) -> None:
     """A Delta stream on S3: the source's own processes read the log and files with the
     session's ``fs.s3a.*`` settings, and the sink commits there exactly once."""

@@ -33,6 +33,7 @@ from .session_catalog import release_delta_spark_catalog
 from .source import ensure_delta_source
 from .sql.reads import frame_name
 from .sql.runner import run_sql
+from .storage import remember_settings
 from .stream.reader import install_stream_reader
 from .stream.sink import install_stream_writer
 from .write.dataframe import write_dataframe
@@ -269,6 +270,8 @@ def _install_family(family: Family) -> None:
         # Sessions built with delta-spark's settings, by any code, before or after this call.
         # A Connect server's catalog is the server's own, out of the client's reach.
         session.__init__ = _session_init(session.__init__)
+    else:
+        remember_settings(family.conf)  # the server redacts secrets it reports
     install_writer_v2(family.writer_v2)
 
 

@@ -29,6 +29,7 @@ class Family:
     writer_v2: Any
     stream_reader: Any
     stream_writer: Any
+    conf: Any
 
 
 _MODULES = {
@@ -40,6 +41,7 @@ _MODULES = {
         "writer_v2": ("pyspark.sql.readwriter", "DataFrameWriterV2"),
         "stream_reader": ("pyspark.sql.streaming.readwriter", "DataStreamReader"),
         "stream_writer": ("pyspark.sql.streaming.readwriter", "DataStreamWriter"),
+        "conf": ("pyspark.sql.conf", "RuntimeConfig"),
     },
     "connect": {
         "session": ("pyspark.sql.connect.session", "SparkSession"),
@@ -49,6 +51,7 @@ _MODULES = {
         "writer_v2": ("pyspark.sql.connect.readwriter", "DataFrameWriterV2"),
         "stream_reader": ("pyspark.sql.connect.streaming.readwriter", "DataStreamReader"),
         "stream_writer": ("pyspark.sql.connect.streaming.readwriter", "DataStreamWriter"),
+        "conf": ("pyspark.sql.connect.conf", "RuntimeConf"),
     },
 }
 

@@ -6,17 +6,24 @@ A user configures S3, Azure or GCS access once, for Spark (``spark.hadoop.fs.s3a
 credentials and endpoint. Options given for one table (``DeltaTable.forPath(spark, path,
 hadoopConf)``, reader and writer options ``fs.s3a.*``) win over the session's. What
 neither sets comes from the environment (``AWS_*``...), as for the kernel alone.
+
+A Spark Connect server redacts secrets (``spark.redaction.regex``: access keys, secret
+keys, tokens) from the settings it reports, so a Connect session's own storage settings
+are also remembered here, in the client, as they are set (``remember_settings``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pyspark.sql import SparkSession
 
 from ..kernel.object_store import storage_options_from_hadoop
 from ..kernel.table import Table
 from .paths import is_object_store, normalize_location
+from .pyspark_classes import is_connect
 
 _HADOOP_PREFIXES = (
     "fs.",
@@ -27,6 +34,69 @@ _HADOOP_PREFIXES = (
     "spark.io.delta.storage.",
     "io.delta.storage.",
 )
+
+
+_SET_HERE = "_sparkdelta_storage_settings"
+
+
+_REDACTED = "*********(redacted)"  # Spark's stand-in for a redacted value
+
+
+def _set_here(client: Any) -> dict[str, str]:
+    """The storage settings this process set on the Connect session of ``client``."""
+    settings: dict[str, str] = client.__dict__.setdefault(_SET_HERE, {})
+    return settings
+
+
+def _remember(client: Any, key: str, value: Any) -> None:
+    if key.lower().startswith(_HADOOP_PREFIXES):
+        _set_here(client)[key] = str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def remember_settings(conf_class: Any) -> None:
+    """Wrap a Spark Connect ``RuntimeConf`` class so that the storage settings set through
+    it (``spark.conf.set``, and the builder's ``config``, applied by ``_set_all``) are kept
+    in the client too, where the kernel finds them however the server redacts them."""
+
+    def setting(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def set_(self: Any, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(self, key, value, *args, **kwargs)
+            _remember(self._client, key, value)
+            return result
+
+        return set_
+
+    def setting_all(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def set_all(self: Any, configs: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
+            result = original(self, configs, *args, **kwargs)
+            for key, value in configs.items():
+                _remember(self._client, key, value)
+            return result
+
+        return set_all
+
+    def unsetting(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def unset(self: Any, key: str, *args: Any, **kwargs: Any) -> Any:
+            _set_here(self._client).pop(key, None)
+            return original(self, key, *args, **kwargs)
+
+        return unset
+
+    conf_class.set = setting(conf_class.set)
+    conf_class._set_all = setting_all(conf_class._set_all)
+    conf_class.unset = unsetting(conf_class.unset)
+
+
+def _session_settings(spark: SparkSession) -> dict[str, str]:
+    """The session's storage settings: those it reports, and on a Connect session those this
+    process set that it does not report (redacted)."""
+    reported = {k: v for k, v in spark.conf.getAll.items() if k.lower().startswith(_HADOOP_PREFIXES) and v != _REDACTED}
+    if not is_connect(spark):
+        return reported
+    return {**_set_here(spark.client), **reported}
 
 
 def hadoop_settings(options: Mapping[str, object] | None) -> dict[str, str]:
@@ -44,7 +114,7 @@ def _engine_options(options: Mapping[str, object] | None) -> dict[str, str]:
 def storage_options(spark: SparkSession, location: str, options: Mapping[str, object] | None = None) -> dict[str, str]:
     """Kernel storage options for an object-store ``location``: the session's Hadoop
     settings, overridden by ``options`` (Hadoop keys), overridden by delta-rs style keys."""
-    session = {k: v for k, v in spark.conf.getAll.items() if k.lower().startswith(_HADOOP_PREFIXES)}
+    session = _session_settings(spark)
     given = dict(options or {})
     hadoop = {**session, **hadoop_settings(given)}
     explicit = {k: str(v) for k, v in given.items() if k.lower().startswith(("aws_", "azure_", "google_"))}
