@@ -108,7 +108,7 @@ def test_z_order_lets_a_filter_on_either_column_skip_most_files(spark: SparkSess
     data = spark.range(0, 40000, 1, 8).selectExpr(
         "id", "cast(pmod(hash(id, 1), 10000) AS int) AS x", "cast(pmod(hash(id, 2), 10000) AS string) AS y"
     )
-    data.write.format("delta").option("delta.targetFileSize", str(40 * 1024)).save(path)
+    data.write.format("delta").option("delta.targetFileSize", str(20 * 1024)).save(path)
     expected = _rows(spark, path)
 
     def share_read(condition: str) -> float:
