@@ -7,8 +7,7 @@ Its warehouse and Hive metastore live in a temporary directory, so tests never t
 (``connect_server.py``: pyspark's own, no extra jar, no sparkdelta on its side): the
 tests given that use that session run a second time that way (``scripts/test.sh`` runs
 both passes, the second over ``connect_suite.txt``). Tests of what only a classic session
-has are marked ``classic_only``, known gaps listed in ``connect_gaps.txt``: both are
-deselected there.
+has are marked ``classic_only``, and deselected there.
 """
 
 from __future__ import annotations
@@ -67,36 +66,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "connect_only: about Spark Connect sessions only; deselected without --connect")
 
 
-CONNECT_GAPS = Path(__file__).with_name("connect_gaps.txt")
-
-
-def connect_gaps() -> dict[str, str]:
-    """Tests that do not pass on Spark Connect yet (issue 18's open work), by node id prefix,
-    with the reason: ``tests/connect_gaps.txt``, one ``node id  # reason`` a line."""
-    gaps: dict[str, str] = {}
-    for line in CONNECT_GAPS.read_text().splitlines() if CONNECT_GAPS.exists() else []:
-        node, _, reason = line.partition("#")
-        if node.strip():
-            gaps[node.strip()] = reason.strip()
-    return gaps
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--connect``, only tests that use the Spark session, less the classic-only ones
-    and the known gaps."""
+    """Under ``--connect``, only tests that use the Spark session, less the classic-only ones."""
     if not config.getoption("--connect"):
         classic = [item for item in items if not item.get_closest_marker("connect_only")]
         if len(classic) < len(items):
             config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("connect_only")])
             items[:] = classic
         return
-    gaps = tuple(connect_gaps())
     kept = [
-        item
-        for item in items
-        if "spark" in getattr(item, "fixturenames", ())
-        and not item.get_closest_marker("classic_only")
-        and not (gaps and item.nodeid.startswith(gaps))
+        item for item in items if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("classic_only")
     ]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
