@@ -9,6 +9,13 @@ orders them), then every commit after it. A commit contributes the files it adds
 stream unless ``ignoreDeletes``, ``ignoreChanges`` or ``skipChangeCommits`` allow them.
 Reading the change feed, a commit contributes its ``cdc`` files, or else its adds as
 inserts and its removes as deletes. Files are kept as Arrow tables, a row per file.
+
+Spark records only the end of each micro-batch in a query's checkpoint; the start of the
+first batch is the source's initial offset, asked for again when a restarted query runs
+that batch once more. So the initial offset is ``UNSTARTED``, a value no batch ends at,
+and the first batch's start is derived from what was recorded (its end, and the
+options), as delta-spark derives it when Spark gives it no start: never from the table
+as it is when the query restarts, which other writers may have moved on.
 """
 
 from __future__ import annotations
@@ -68,6 +75,10 @@ class SourceOffset:
     index: int
     is_initial_snapshot: bool = False
 
+    @property
+    def unstarted(self) -> bool:
+        return self.version < 0
+
     def to_json(self, table_id: str) -> dict[str, Any]:
         return {
             "sourceVersion": SOURCE_VERSION,
@@ -87,6 +98,10 @@ class SourceOffset:
                 error_class="DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE",
             )
         return cls(int(raw["reservoirVersion"]), int(raw["index"]), bool(raw.get("isStartingVersion", False)))
+
+
+UNSTARTED = SourceOffset(-1, BASE_INDEX, is_initial_snapshot=True)
+"""The initial offset: before the first batch, wherever the stream starts."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +124,12 @@ class Admission:
             before = np.concatenate(([0], np.cumsum(sizes[: taken - 1])))
             taken = int(np.count_nonzero(before < self.max_bytes))
         return max(taken, 0)
+
+    def fits(self, sizes: np.ndarray) -> bool:
+        """Whether all of ``sizes`` fit in what remains (delta-spark's admission of a whole commit)."""
+        return (self.max_files is None or self.max_files >= len(sizes)) and (
+            self.max_bytes is None or self.max_bytes >= int(sizes.sum())
+        )
 
     def after(self, sizes: np.ndarray) -> Admission:
         """What remains once ``sizes`` were taken."""
@@ -222,7 +243,13 @@ class StreamPlanner:
     # -- where a new stream starts -------------------------------------------------
 
     def initial_offset(self) -> SourceOffset:
-        """Before the first file the stream reads: its starting snapshot's, or its starting version's."""
+        """``UNSTARTED``, once the options name a start this table has (an error otherwise)."""
+        self._start()
+        return UNSTARTED
+
+    def _start(self) -> SourceOffset:
+        """Where this run's first batch starts: before the starting snapshot's files, or
+        before the starting version's (the version after the latest, for ``latest``)."""
         options = self.options
         latest = self._start_snapshot.version
         if options.starting_latest:
@@ -237,6 +264,22 @@ class StreamPlanner:
         if options.starting_timestamp is not None:
             return SourceOffset(self._version_at_or_after(options.starting_timestamp, latest), BASE_INDEX)
         return SourceOffset(latest, BASE_INDEX, is_initial_snapshot=True)
+
+    def _recorded_start(self, end: SourceOffset) -> SourceOffset | None:
+        """Where the first batch, recorded as ending at ``end``, started: a function of
+        ``end`` and the options alone (delta-spark's ``extractStartingState``). A batch
+        that ends past its starting snapshot started at the snapshot of the version
+        before its end: the same rows as the snapshot it was planned on, plus the commits
+        between. None for ``latest``, whose first batch holds no files (``latest_offset``)."""
+        options = self.options
+        if options.starting_latest:
+            return None
+        if options.starting_version is not None:
+            return SourceOffset(options.starting_version, BASE_INDEX)
+        if options.starting_timestamp is not None:
+            return SourceOffset(self._version_at_or_after(options.starting_timestamp, end.version), BASE_INDEX)
+        snapshot_version = end.version if end.is_initial_snapshot else end.version - 1
+        return SourceOffset(snapshot_version, BASE_INDEX, is_initial_snapshot=True)
 
     def _version_at_or_after(self, timestamp: str, latest: int) -> int:
         """The first commit at or after ``timestamp`` (delta-spark's ``getStartingVersionFromTimestamp``)."""
@@ -259,10 +302,19 @@ class StreamPlanner:
 
     def latest_offset(self, start: SourceOffset, admission: Admission | None) -> SourceOffset:
         """The end of the next micro-batch from ``start``: as many files as ``admission`` lets
-        in (all, when None), stopping before a commit that changes the schema."""
+        in (all, when None), stopping before a commit that changes the schema. A change-feed
+        commit of ``cdc`` files or deletion vectors goes into one batch whole (its update's
+        pre- and post-images together), when it fits or is the batch's first, as delta-spark
+        admits it."""
+        if start.unstarted:
+            start = self._start()
+            if self.options.starting_latest:
+                # The first batch only records where the stream starts: the version after
+                # the latest at the first run, which nothing else recorded could tell.
+                return start
         limit = admission or Admission(None, None)
         end = start
-        for version, entries, is_snapshot in self._versions_from(start):
+        for visited, (version, entries, is_snapshot) in enumerate(self._versions_from(start)):
             if not is_snapshot:
                 if self._schema_changes_at(version):
                     if end != start:  # the files before the change go first
@@ -274,7 +326,12 @@ class StreamPlanner:
                 else entries
             )
             sizes = cast("pa.ChunkedArray[Any]", pc.coalesce(entries.column("size"), pa.scalar(0, pa.int64()))).to_numpy()
-            taken = limit.count(sizes) if not limit.unlimited else len(sizes)
+            if limit.unlimited:
+                taken = len(sizes)
+            elif not is_snapshot and self._taken_whole(entries):
+                taken = len(sizes) if not visited or limit.fits(sizes) else 0
+            else:
+                taken = limit.count(sizes)
             if is_snapshot and taken and self._snapshot_groups is not None:
                 # Whole event-time groups only: a later batch never brings earlier events.
                 groups = self._snapshot_groups[len(self._snapshot_groups) - len(sizes) :]
@@ -288,6 +345,13 @@ class StreamPlanner:
             if not limit.unlimited and limit.exhausted:
                 return end
         return end
+
+    def _taken_whole(self, entries: pa.Table) -> bool:
+        """Whether a commit's change-feed entries must not be split between batches: ``cdc``
+        files (no change type of their own), or files with deletion vectors."""
+        if not self.options.read_change_feed or not entries.num_rows:
+            return False
+        return bool(entries.column("change_type").null_count or entries.num_rows - entries.column("deletionVector").null_count)
 
     def _versions_from(self, start: SourceOffset) -> Iterator[tuple[int, pa.Table, bool]]:
         """Each version from ``start`` on with the files it contributes, up to the latest (or ``availableNow``'s end)."""
@@ -306,6 +370,11 @@ class StreamPlanner:
 
     def files_between(self, start: SourceOffset, end: SourceOffset) -> pa.Table:
         """The files after ``start`` up to and including ``end``, in stream order."""
+        if start.unstarted:
+            recorded = self._recorded_start(end)
+            if recorded is None:
+                return _empty_entries()
+            start = recorded
         parts: list[pa.Table] = []
         for version, entries, _ in self._versions_from(start):
             if version > end.version or (version == end.version and end.index == BASE_INDEX):
