@@ -84,7 +84,7 @@ def test_write_append_overwrite_and_time_travel(spark: SparkSession, s3a: MotoSe
     assert spark_rows(spark, url) == expected[2]
 
     keys = s3a.keys(bucket, prefix)
-    assert not [k for k in keys if "/_staging/" in k or k.endswith("_SUCCESS")], "staging leftovers"
+    assert not [k for k in keys if "/_delta_staging/" in k or k.endswith("_SUCCESS")], f"staging leftovers: {keys}"
     data_keys = {k[len(prefix) + 1 :] for k in keys if k.endswith(".parquet") and "/_delta_log/" not in k}
     logged = set(Table(url.replace("s3a://", "s3://"), storage_options=s3a.options).snapshot(1).files.column("path").to_pylist())
     assert logged <= data_keys and all(not p.startswith("s3") for p in logged), "log paths are relative to the root"

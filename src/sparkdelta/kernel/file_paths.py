@@ -26,6 +26,12 @@ import pyarrow.compute as pc
 
 from .errors import PathOutsideTableError
 
+CHANGE_DATA_DIR = "_change_data"
+"""The folder of the change feed's ``cdc`` files ("Change Data Files"), beside the data."""
+STAGING_DIR = "_delta_staging"
+"""The folder a write's files wait in until they are moved into place and committed; what
+a killed write leaves there, VACUUM collects once it is older than the retention window."""
+
 _SCHEME = r"^[A-Za-z][A-Za-z0-9+.-]*:"
 # file: URIs of the local file system: no authority, an empty one, or localhost.
 _LOCAL_FILE_URI = r"^file:(/$|/[^/]|//(localhost)?/)"

@@ -9,8 +9,12 @@ Files a concurrent writer is adding are new, hence younger than the window: they
 Deletion-vector files follow the data files that use them; ``_change_data`` files and
 files no log entry names go by age alone.
 
-Hidden paths (``_``/``.`` prefixes: ``_delta_log``, ``_SUCCESS``, staging folders) are
-never touched, except ``_change_data`` and partition directories such as ``_p=1``.
+Hidden paths (``_``/``.`` prefixes: ``_delta_log``, ``_SUCCESS``) are never touched,
+except ``_change_data``, partition directories such as ``_p=1``, and ``_delta_staging``:
+what a killed write left there (it never reached the log) goes by age alone, so a write
+still staging, whose files are younger than the window, keeps them (all but S3A's empty
+folder markers, which obstore cannot name). (delta-spark stages
+nothing: a killed write of its leaves its files among the table's, where they go by age.)
 
 Log paths are compared decoded (``canonical_paths``), so every spelling of a file keeps
 it. Nothing outside the table root is ever deleted: only listed files under it are
@@ -20,6 +24,7 @@ the log names absolutely outside the root (a shallow clone's source) are never t
 
 from __future__ import annotations
 
+import itertools
 import os
 import posixpath
 import time
@@ -34,13 +39,12 @@ from .checkpoint import DEFAULT_TOMBSTONE_RETENTION, parse_interval_ms
 from .command_result import CommandResult
 from .deletion_vectors import DeletionVectorDescriptor
 from .errors import PathOutsideTableError, VacuumRetentionError
-from .file_paths import canonical_paths
+from .file_paths import CHANGE_DATA_DIR, STAGING_DIR, canonical_paths
 from .log_files import LOG_DIR
 from .snapshot import Snapshot
 from .storage import FileStatus
 from .table import Table
 
-CHANGE_DATA_DIR = "_change_data"
 RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
 
 
@@ -78,6 +82,13 @@ def _is_hidden(name: str, partition_columns: tuple[str, ...]) -> bool:
     if not name.startswith(("_", ".")):
         return False
     return not name.startswith(CHANGE_DATA_DIR) and not any(name.startswith(f"{c}=") for c in partition_columns)
+
+
+def _collectable(table: Table, staged: FileStatus) -> bool:
+    """Whether VACUUM may delete a staged object: on object stores, not the empty folders
+    Hadoop's S3A writes as zero-byte keys ending in ``/``, which obstore lists without the
+    ``/`` and so cannot delete; they hold no data, as an empty local folder holds none."""
+    return staged.size > 0 or table.storage.local_path(staged.path) is not None
 
 
 def _relative_inside(table_root: str, path: str) -> str | None:
@@ -149,11 +160,17 @@ def plan_vacuum(
     referenced = _referenced(snapshot, cutoff)
     partitions = snapshot.partition_columns
     prefix = len(table.root) + 1
+    listed = table.storage.list_tree(table.root, lambda name: not _is_hidden(name, partitions))
+    visible = (status for status in listed if not _is_hidden(status.name, partitions))
+    staged = (
+        status
+        for status in table.storage.list_tree(f"{table.root}/{STAGING_DIR}", lambda name: True)
+        if _collectable(table, status)
+    )
     doomed = [
         status
-        for status in table.storage.list_tree(table.root, lambda name: not _is_hidden(name, partitions))
+        for status in itertools.chain(visible, staged)
         if status.modification_time < cutoff
-        and not _is_hidden(status.name, partitions)
         and _deletable(table.root, status.path)  # whatever a store lists beside the root
         and status.path[prefix:] not in referenced
     ]

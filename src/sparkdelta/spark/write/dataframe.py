@@ -51,6 +51,7 @@ from ...kernel.column_mapping import mapping_mode
 from ...kernel.create_table import create_table, overwrite_schema
 from ...kernel.features import metadata_features
 from ...kernel.file_actions import file_paths, remove_actions
+from ...kernel.file_paths import CHANGE_DATA_DIR, STAGING_DIR
 from ...kernel.identity import marks_committed
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.protocol import require_writable
@@ -87,7 +88,6 @@ from .schema import check_schema, delta_schema_json, merge_schemas, new_table_sc
 from .stats import column_bounds, file_stats
 
 __all__ = [
-    "CHANGE_DATA_DIR",
     "CHANGE_TYPE_COLUMN",
     "DeltaAnalysisException",
     "WriteResult",
@@ -104,8 +104,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-STAGING_DIR = "_delta_staging"
-CHANGE_DATA_DIR = "_change_data"
 CHANGE_TYPE_COLUMN = "_change_type"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _MODES = {
