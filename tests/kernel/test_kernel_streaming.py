@@ -59,6 +59,8 @@ OPTIONS = {
     "startingVersion": StreamOptions(starting_version=2),
     "startingVersion, one file": StreamOptions(starting_version=1, admission=Admission(1)),
     "excludeRegex": StreamOptions(exclude_regex="^$"),
+    "skipChangeCommits": StreamOptions(skip_change_commits=True, admission=Admission(1)),
+    "withEventTimeOrder": StreamOptions(event_time_column="id", admission=Admission(1)),
     "change feed": StreamOptions(read_change_feed=True),
     "change feed, one file": StreamOptions(read_change_feed=True, admission=Admission(1)),
 }
