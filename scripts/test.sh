@@ -2,8 +2,12 @@
 # The test suite, in two passes: every test on classic sessions, then the public API's tests
 # (tests/connect_suite.txt) again as a Spark Connect client of a local Connect server
 # (pytest --connect). Arguments go to both passes instead (./scripts/test.sh tests/sql -x).
+# Each pass prints its 30 slowest tests and setups, and records every test's time in
+# .test-times/ (tests/timing.py); the last lines sum up each pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export SPARKDELTA_TEST_TIMES="${SPARKDELTA_TEST_TIMES:-$PWD/.test-times}"
+rm -f "$SPARKDELTA_TEST_TIMES"/classic.json "$SPARKDELTA_TEST_TIMES"/connect.json
 .venv/bin/python -m pytest "$@"
 classic=$?
 echo "== the public API's tests on Spark Connect"
@@ -16,4 +20,6 @@ fi
 connect=$?
 # pytest's 5: no test collected (arguments naming only tests without Spark, in the second pass).
 [ "$connect" -eq 5 ] && connect=0
+echo "== where the time went"
+.venv/bin/python tests/timing.py
 exit $(( classic != 0 ? classic : connect ))

@@ -25,6 +25,9 @@ from deltaspark import DeltaSpark
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Where the time goes, and the per-test budget (tests/timing.py).
+pytest_plugins = ["timing"]
+
 # delta-spark's own tests, vendored verbatim: tests/compat/test_delta_spark_suite.py runs them
 # in a process of their own (they build their own SparkContext).
 collect_ignore_glob = ["compat/delta_spark/*"]

@@ -1,0 +1,178 @@
+"""Where a test run's time goes, and the per-test budget (a pytest plugin, loaded by conftest).
+
+Every run writes a record (JSON, under ``$SPARKDELTA_TEST_TIMES``, default ``.test-times/``,
+one file per pass: ``classic.json`` or ``connect.json``): each test's setup, call and
+teardown; each fixture's setup that took a second or more, with its scope and the test
+that paid for it; the child processes the run started (how many, and their lifetimes
+summed: Spark drivers, example scripts, servers); and the pass's wall time. ``python tests/timing.py`` prints one summary line per record (``scripts/test.sh``
+ends with them).
+
+The budget: a test may take at most 60 s of wall time (setup, call and teardown), not
+counting the session-wide services it happened to start first (the Spark session, a
+Connect server, the delta-spark oracle, moto, Azurite), which every test shares. A test
+over it fails the run, named; one that needs longer is a benchmark (``benchmarks/``,
+marked ``slow``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BUDGET_SECONDS = 60.0
+FIXTURE_FLOOR_SECONDS = 1.0  # fixture setups shorter than this are not recorded one by one
+REPO = Path(__file__).resolve().parent.parent
+
+
+def record_folder() -> Path:
+    return Path(os.environ.get("SPARKDELTA_TEST_TIMES", REPO / ".test-times"))
+
+
+@dataclass
+class _Children:
+    """Child processes the run started, and their lifetimes summed (start to observed exit)."""
+
+    started: int = 0
+    alive: float = 0.0
+
+
+@dataclass
+class _Record:
+    began: float = field(default_factory=time.monotonic)
+    tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    fixtures: list[dict[str, Any]] = field(default_factory=list)
+    children: _Children = field(default_factory=_Children)
+
+
+_record = _Record()
+_current_test: list[str] = [""]
+
+
+def _track_children() -> None:
+    """Count child processes and how long each lived, from ``Popen`` to the exit status it reports."""
+    original_init = subprocess.Popen.__init__
+    original_exit = subprocess.Popen._handle_exitstatus  # type: ignore[attr-defined]
+
+    def init(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        self._sparkdelta_started = time.monotonic()  # type: ignore[attr-defined]
+        original_init(self, *args, **kwargs)
+        _record.children.started += 1
+
+    def exited(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        original_exit(self, *args, **kwargs)
+        started = self.__dict__.pop("_sparkdelta_started", None)
+        if started is not None:
+            _record.children.alive += time.monotonic() - started
+
+    subprocess.Popen.__init__ = init  # type: ignore[method-assign]
+    subprocess.Popen._handle_exitstatus = exited  # type: ignore[attr-defined]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _track_children()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Generator[None, None, None]:
+    began = time.monotonic()
+    yield
+    seconds = time.monotonic() - began
+    if seconds >= FIXTURE_FLOOR_SECONDS:
+        _record.fixtures.append(
+            {"fixture": fixturedef.argname, "scope": fixturedef.scope, "seconds": round(seconds, 3), "test": _current_test[0]}
+        )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    _current_test[0] = item.nodeid
+    yield
+    _current_test[0] = ""
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    entry = _record.tests.setdefault(report.nodeid, {"outcome": "passed"})
+    entry[report.when] = round(report.duration, 3)
+    if report.failed:
+        entry["outcome"] = "failed" if report.when == "call" else "error"
+    elif report.skipped:
+        entry["outcome"] = "skipped"
+
+
+def _shared_setup(test: str) -> float:
+    """Seconds of session-scoped fixture setup a test paid for: shared services, not its own cost."""
+    return sum(f["seconds"] for f in _record.fixtures if f["test"] == test and f["scope"] == "session")
+
+
+def _budget_seconds(test: str, phases: dict[str, Any]) -> float:
+    return sum(phases.get(p, 0.0) for p in ("setup", "call", "teardown")) - _shared_setup(test)
+
+
+def over_budget() -> dict[str, float]:
+    """Tests over the budget, and their seconds."""
+    return {
+        test: round(seconds, 1)
+        for test, phases in _record.tests.items()
+        if (seconds := _budget_seconds(test, phases)) > BUDGET_SECONDS and phases["outcome"] != "skipped"
+    }
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not _record.tests:
+        return
+    name = "connect" if session.config.getoption("--connect", default=False) else "classic"
+    folder = record_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    document = {
+        "pass": name,
+        "wall_seconds": round(time.monotonic() - _record.began, 1),
+        "tests": _record.tests,
+        "fixtures": _record.fixtures,
+        "children": {"started": _record.children.started, "alive_seconds": round(_record.children.alive, 1)},
+        "over_budget": over_budget(),
+    }
+    (folder / f"{name}.json").write_text(json.dumps(document, indent=1))
+    if document["over_budget"] and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    late = over_budget()
+    if late:
+        terminalreporter.section(f"tests over the {BUDGET_SECONDS:.0f} s budget (benchmarks belong in benchmarks/)", red=True)
+        for test, seconds in sorted(late.items(), key=lambda kv: -kv[1]):
+            terminalreporter.write_line(f"{seconds:7.1f} s  {test}")
+
+
+def summary_line(document: dict[str, Any]) -> str:
+    """One line for a pass: tests by outcome, wall time, starting services, child processes."""
+    outcomes: dict[str, int] = {}
+    for phases in document["tests"].values():
+        outcomes[phases["outcome"]] = outcomes.get(phases["outcome"], 0) + 1
+    shared = [f for f in document["fixtures"] if f["scope"] == "session"]
+    starts = sum(f["seconds"] for f in shared)
+    slowest = ", ".join(f"{f['fixture']} {f['seconds']:.0f} s" for f in sorted(shared, key=lambda f: -f["seconds"])[:4])
+    counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
+    children = document["children"]
+    late = f"; {len(document['over_budget'])} over the budget" if document["over_budget"] else ""
+    return (
+        f"{document['pass']}: {len(document['tests'])} tests ({counts}) in {document['wall_seconds'] / 60:.1f} min; "
+        f"{starts:.0f} s starting shared services ({slowest}); {children['started']} child processes, "
+        f"{children['alive_seconds'] / 60:.1f} min alive in all{late}"
+    )
+
+
+if __name__ == "__main__":  # python tests/timing.py: the summary of the last run's passes
+    for pass_name in ("classic", "connect"):
+        path = record_folder() / f"{pass_name}.json"
+        if path.exists():
+            print(summary_line(json.loads(path.read_text())), file=sys.stdout)
