@@ -67,6 +67,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "classic_only: needs a classic (py4j) session; deselected under --connect")
     config.addinivalue_line("markers", "connect_only: about Spark Connect sessions only; deselected without --connect")
+    config.addinivalue_line(
+        "markers",
+        "connect_once_per(*params, key=None, reason): under --connect, one case of this parametrized test per distinct "
+        "value of the parameters named (or of key(**params)); the others vary only what is the same on both kinds of "
+        "session (reason says what)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -77,12 +83,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("connect_only")])
             items[:] = classic
         return
-    kept = [
-        item for item in items if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("classic_only")
-    ]
+    kept = _connect_cases(
+        [item for item in items if "spark" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("classic_only")]
+    )
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept
+
+
+def _connect_cases(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The first case of each ``connect_once_per`` test for each value of the parameters it names.
+
+    A parametrized test whose parameters only vary the data, or what happens below the session
+    (the kernel's storage faults, random seeds), reaches on Connect the same Connect-specific
+    code in every case; the parameters it names choose a surface or a plan, and each of their
+    values still runs there."""
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for item in items:
+        mark = item.get_closest_marker("connect_once_per")
+        if mark is None:
+            kept.append(item)
+            continue
+        if not mark.kwargs.get("reason"):
+            raise pytest.UsageError(f"{item.nodeid}: connect_once_per needs reason=, what the other cases vary")
+        params = item.callspec.params  # type: ignore[attr-defined]
+        chosen = mark.kwargs["key"](**params) if mark.kwargs.get("key") else tuple(repr(params[name]) for name in mark.args)
+        key = (item.path, item.originalname, chosen)  # type: ignore[attr-defined]
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +129,8 @@ def spark(connect: bool, tmp_path_factory: pytest.TempPathFactory) -> Iterator[p
 
     import sparkdelta
 
-    configs = catalog_configs(tmp_path_factory.mktemp("catalog"))
+    # No web UI: no test reads it, and its listeners cost every job a little.
+    configs = {**catalog_configs(tmp_path_factory.mktemp("catalog")), "spark.ui.enabled": "false"}
     classpath = hadoop_aws_classpath()
     if classpath:
         configs["spark.driver.extraClassPath"] = classpath

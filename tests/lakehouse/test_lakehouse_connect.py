@@ -1,9 +1,10 @@
 """The main job on Spark Connect: ``lakehouse run --remote`` builds the same tables as a
 classic run, on a stock Connect server that cannot import sparkdelta.
 
-Both runs are the ``lakehouse`` command in a process of its own, on the same generated
-feed (the landing files are copied, so both read identical bytes); every table is then
-read back by delta-rs and compared row for row (ingestion times aside).
+Both runs are the ``lakehouse`` command in a process of its own, on the same feed: the
+classic run generates it, and its landing files are copied for the Connect run, so both
+read identical bytes; every table is then read back by delta-rs and compared row for row
+(ingestion times aside).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import deltalake
+import pytest
 from connect_server import ConnectServer, classic_environment
 from lakehouse_oracle import as_multiset
 
@@ -36,26 +39,39 @@ def _lakehouse(*args: str) -> dict:  # type: ignore[type-arg]
     return json.loads(done.stdout)
 
 
-def test_run_on_a_connect_server_builds_the_classic_runs_tables(tmp_path: Path) -> None:
-    classic, remote = tmp_path / "classic", tmp_path / "remote"
-    generated = subprocess.run(
-        [sys.executable, "-c", _MAIN, "generate", "--warehouse", str(classic), "--first-day", "0", *FEED,
-         "--master", "local[2]"],
-        capture_output=True, text=True, timeout=600, env=classic_environment(),
-    )  # fmt: skip
-    assert generated.returncode == 0, generated.stderr[-3000:]
-    shutil.copytree(classic / "landing", remote / "landing")
+@dataclass
+class Runs:
+    classic: Path
+    remote: Path
+    by_classic: dict  # type: ignore[type-arg]
+    by_connect: dict  # type: ignore[type-arg]
 
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """The classic run (which generates the feed), then the Connect run on a copy of its feed."""
+    root = tmp_path_factory.mktemp("lakehouse-connect")
+    classic, remote = root / "classic", root / "remote"
     by_classic = _lakehouse("run", "--warehouse", str(classic), "--master", "local[2]", *FEED)
-    server = ConnectServer(tmp_path)
+    assert by_classic["generated"], "the classic run generates the feed"
+    shutil.copytree(classic / "landing", remote / "landing")
+    server = ConnectServer(root)
     try:
         by_connect = _lakehouse("run", "--warehouse", str(remote), "--remote", server.url, *FEED)
     finally:
         server.stop()
+    assert not by_connect["generated"], "the Connect run reads the copied feed"
+    return Runs(classic, remote, by_classic, by_connect)
 
-    assert by_connect["versions"] == by_classic["versions"] and by_connect["silver"] == by_classic["silver"]
-    assert by_connect["bronze"]["rows"] == by_classic["bronze"]["rows"] > 0
-    theirs, ours = Warehouse(Location.of(str(classic))).tables(), Warehouse(Location.of(str(remote))).tables()
+
+def test_run_on_a_connect_server_reports_what_the_classic_run_reports(runs: Runs) -> None:
+    assert runs.by_connect["versions"] == runs.by_classic["versions"]
+    assert runs.by_connect["silver"] == runs.by_classic["silver"]
+    assert runs.by_connect["bronze"]["rows"] == runs.by_classic["bronze"]["rows"] > 0
+
+
+def test_run_on_a_connect_server_builds_the_classic_runs_tables(runs: Runs) -> None:
+    theirs, ours = Warehouse(Location.of(str(runs.classic))).tables(), Warehouse(Location.of(str(runs.remote))).tables()
     assert theirs.keys() == ours.keys() and len(theirs) >= 7
     for name in theirs:
         expected = deltalake.DeltaTable(str(theirs[name])).to_pyarrow_table()

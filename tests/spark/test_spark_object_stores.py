@@ -275,11 +275,10 @@ def deltalake_files(server: MotoServer, url: str) -> list[str]:
     return sorted(table.get_add_actions(flatten=True).column("path").to_pylist())
 
 
-@pytest.mark.classic_only  # the lakehouse CLI in a child process of its own, with a classic session
-def test_lakehouse_cli_runs_end_to_end_on_s3a(s3a: MotoServer, tmp_path: Path) -> None:
-    """``lakehouse run --warehouse s3a://bucket/lake``: landing, bronze, silver, gold and
-    maintenance all on the bucket, configured with ``--conf`` only; gold equals the
-    pandas recompute from the landing files the run left in the bucket."""
+@pytest.fixture(scope="module")
+def s3a_lakehouse(s3a: MotoServer) -> tuple[str, list[str]]:
+    """``lakehouse run`` then ``lakehouse report`` with ``--warehouse s3a://bucket/lake``,
+    configured with ``--conf`` only; the bucket and its keys under ``lake/``."""
     bucket = s3a.new_bucket("lake")
     settings = {
         "spark.hadoop.fs.s3a.endpoint": s3a.endpoint,
@@ -301,10 +300,26 @@ def test_lakehouse_cli_runs_end_to_end_on_s3a(s3a: MotoServer, tmp_path: Path) -
             timeout=600,
         )
         assert done.returncode == 0, done.stderr[-3000:]
-    keys = s3a.keys(bucket, "lake/")
+    return bucket, s3a.keys(bucket, "lake/")
+
+
+@pytest.mark.classic_only  # the lakehouse CLI in a child process of its own, with a classic session
+def test_lakehouse_cli_runs_end_to_end_on_s3a(s3a_lakehouse: tuple[str, list[str]]) -> None:
+    """The landing files and the report are on the bucket."""
+    _, keys = s3a_lakehouse
     assert "lake/report.html" in keys
     landing = [k for k in keys if k.startswith("lake/landing/")]
     assert [k.rsplit("/", 1)[1] for k in landing] == ["trips_2024-01-01.csv", "trips_2024-01-02.csv"], landing
+
+
+@pytest.mark.classic_only  # the lakehouse CLI in a child process of its own, with a classic session
+def test_lakehouse_gold_on_s3a_equals_a_recompute_from_its_landing_files(
+    s3a: MotoServer, s3a_lakehouse: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    """Gold, read by delta-rs from the bucket, equals the pandas recompute from the landing
+    files the run left there."""
+    bucket, keys = s3a_lakehouse
+    landing = [k for k in keys if k.startswith("lake/landing/")]
     for key in landing:
         s3a.client().download_file(bucket, key, str(tmp_path / key.rsplit("/", 1)[1]))
     expected = expected_gold(expected_silver(landing_lines(tmp_path)))

@@ -195,13 +195,22 @@ def test_dml_reports_its_own_counts_past_a_concurrent_commit_of_the_same_operati
     assert result == expected
 
 
-@pytest.fixture
-def table(spark: SparkSession, tmp_path: Path) -> str:
-    path = str(tmp_path / "t")
+def _table(spark: SparkSession, path: str) -> str:
     _make(spark, path, 30, True, 3)
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id >= 20")
     spark.sql(f"UPDATE delta.`{path}` SET v = 'u' WHERE id < 5")
     return path
+
+
+@pytest.fixture
+def table(spark: SparkSession, tmp_path: Path) -> str:
+    return _table(spark, str(tmp_path / "t"))
+
+
+@pytest.fixture(scope="module")
+def refusing_table(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One table for the statements refused before they change anything (each test checks it did not)."""
+    return _table(spark, str(tmp_path_factory.mktemp("refusing") / "t"))
 
 
 def test_time_travel_spellings_read_the_same_versions(spark: SparkSession, table: str) -> None:
@@ -305,11 +314,11 @@ def test_statements_that_are_not_delta_go_to_spark(spark: SparkSession) -> None:
         ("RESTORE TABLE delta.`{t}` TO 3", "expected TO VERSION AS OF"),
     ],
 )
-def test_errors_name_the_statement_and_clause(spark: SparkSession, table: str, statement: str, words: str) -> None:
-    version = Table(table).latest_version()
+def test_errors_name_the_statement_and_clause(spark: SparkSession, refusing_table: str, statement: str, words: str) -> None:
+    version = Table(refusing_table).latest_version()
     with pytest.raises((DeltaAnalysisException, ValueError), match=words):
-        sparkdelta.sql(spark, statement.format(t=table))
-    assert Table(table).latest_version() == version
+        sparkdelta.sql(spark, statement.format(t=refusing_table))
+    assert Table(refusing_table).latest_version() == version
 
 
 def test_set_delta_settings_reach_the_library(spark: SparkSession, tmp_path: Path) -> None:

@@ -163,6 +163,9 @@ def _rows(spark: SparkSession, root: Path) -> Rows:
     return {r.id: r.v for r in spark.read.format("delta").load(str(root)).collect()}
 
 
+@pytest.mark.connect_once_per(
+    "operation", "point", reason="a Ctrl-C or a store error at the same point unwinds the kernel's commit alike on both"
+)
 @pytest.mark.parametrize(("operation", "point", "kind"), CASES)
 def test_fault_never_loses_committed_data(
     spark: SparkSession,
