@@ -28,6 +28,14 @@ REPO = Path(__file__).resolve().parent.parent
 # Where the time goes, and the per-test budget (tests/timing.py).
 pytest_plugins = ["timing"]
 
+# Every JVM the tests start through spark-submit (this run's session, the delta-spark oracle,
+# Connect servers, the examples' and the CLI's child processes, which inherit the environment)
+# runs small queries once each: C2 compiling their code costs more CPU than it saves, and
+# G1's concurrent threads compete for the 2 cores. Measured on two interop cases: 183 s wall
+# and 334 s of CPU before, 142 s and 177 s with these (BENCHMARKS.md, "Test suite"). A
+# user's SPARK_SUBMIT_OPTS is kept as it is.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
 # delta-spark's own tests, vendored verbatim: tests/compat/test_delta_spark_suite.py runs them
 # in a process of their own (they build their own SparkContext).
 collect_ignore_glob = ["compat/delta_spark/*"]
