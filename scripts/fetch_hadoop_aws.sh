@@ -15,6 +15,10 @@ hadoop_version="$(basename "$hadoop_jar" .jar)"
 hadoop_version="${hadoop_version#hadoop-client-api-}"
 
 cache="${SPARKDELTA_CACHE:-$HOME/.cache/sparkdelta}/jars/hadoop-aws-$hadoop_version"
+mkdir -p "$(dirname "$cache")"
+# One fetch at a time: the tests' two pytest-xdist workers each start a session asking for it.
+exec 9>"$cache.lock"
+flock 9
 if [ -f "$cache/classpath" ]; then
   cat "$cache/classpath"
   exit 0

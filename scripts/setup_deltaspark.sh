@@ -22,8 +22,11 @@ venv="$home/venv"
 jars="$home/jars"
 ready="$home/ready"
 
+mkdir -p "$home"
+# One setup at a time: the tests' two pytest-xdist workers may both ask for the oracle first.
+exec 9>"$home.lock"
+flock 9
 if [ ! -f "$ready" ]; then
-  mkdir -p "$home"
   PYTHON="${PYTHON:-python3}"
   if [ ! -x "$venv/bin/python" ]; then
     echo "== creating the delta-spark venv ($venv)" >&2

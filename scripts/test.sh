@@ -2,20 +2,24 @@
 # The test suite, in two passes: every test on classic sessions, then the public API's tests
 # (tests/connect_suite.txt) again as a Spark Connect client of a local Connect server
 # (pytest --connect). Arguments go to both passes instead (./scripts/test.sh tests/sql -x).
-# Each pass prints its 30 slowest tests and setups, and records every test's time in
-# .test-times/ (tests/timing.py); the last lines sum up each pass.
+# Each pass runs on two pytest-xdist workers (this machine's two cores; a test file stays on one
+# worker, with its module's fixtures and the fixed paths of delta-spark's examples; each worker
+# starts the session-wide services it needs), prints its 30 slowest tests and setups, and
+# records every test's time in .test-times/ (tests/timing.py); the last lines sum up each pass.
+# SPARKDELTA_TEST_WORKERS=0 runs a pass in one process.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SPARKDELTA_TEST_TIMES="${SPARKDELTA_TEST_TIMES:-$PWD/.test-times}"
-rm -f "$SPARKDELTA_TEST_TIMES"/classic.json "$SPARKDELTA_TEST_TIMES"/connect.json
-.venv/bin/python -m pytest "$@"
+rm -f "$SPARKDELTA_TEST_TIMES"/classic*.json "$SPARKDELTA_TEST_TIMES"/connect*.json
+workers=(-n "${SPARKDELTA_TEST_WORKERS:-2}" --dist loadfile)
+.venv/bin/python -m pytest "${workers[@]}" "$@"
 classic=$?
 echo "== the public API's tests on Spark Connect"
 if [ "$#" -gt 0 ]; then
-  .venv/bin/python -m pytest --connect "$@"
+  .venv/bin/python -m pytest "${workers[@]}" --connect "$@"
 else
   # shellcheck disable=SC2046 # one argument per listed file
-  .venv/bin/python -m pytest --connect $(grep -v '^#' tests/connect_suite.txt)
+  .venv/bin/python -m pytest "${workers[@]}" --connect $(grep -v '^#' tests/connect_suite.txt)
 fi
 connect=$?
 # pytest's 5: no test collected (arguments naming only tests without Spark, in the second pass).

@@ -1,8 +1,8 @@
 """Where a test run's time goes, and the per-test budget (a pytest plugin, loaded by conftest).
 
 Every run writes a record (JSON, under ``$SPARKDELTA_TEST_TIMES``, default ``.test-times/``,
-one file per pass: ``classic.json`` or ``connect.json``): each test's setup, call and
-teardown; each fixture's setup that took a second or more, with its scope and the test
+one file per pass: ``classic.json`` or ``connect.json``, merged from the pytest-xdist workers'
+parts when the pass runs on several): each test's setup, call and teardown; each fixture's setup that took a second or more, with its scope and the test
 that paid for it; the child processes the run started (how many, and their lifetimes
 summed: Spark drivers, example scripts, servers); and the pass's wall time. ``python tests/timing.py`` prints one summary line per record (``scripts/test.sh``
 ends with them).
@@ -88,8 +88,22 @@ def _track_children() -> None:
     subprocess.Popen._handle_exitstatus = exited  # type: ignore[attr-defined]
 
 
+def _worker() -> str | None:
+    """This process's pytest-xdist worker id (``gw0``...), or ``None`` in a run of its own or the controller."""
+    return os.environ.get("PYTEST_XDIST_WORKER")
+
+
+def _distributing(config: pytest.Config) -> bool:
+    """Whether this process is the pytest-xdist controller, whose tests run in worker processes."""
+    return _worker() is None and config.pluginmanager.getplugin("dsession") is not None
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    _track_children()
+    if not _distributing(config):  # the controller's children are the workers, counted by nobody
+        _track_children()
+    else:  # parts a killed run left behind
+        for stale in record_folder().glob(f"{_pass_name(config)}.gw*.json"):
+            stale.unlink()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -168,22 +182,49 @@ def over_budget() -> dict[str, float]:
     }
 
 
+def _pass_name(config: pytest.Config) -> str:
+    return "connect" if config.getoption("--connect", default=False) else "classic"
+
+
+def _merge_worker_parts(folder: Path, name: str) -> None:
+    """Fold the workers' parts (their fixtures' setups and children; the controller has every
+    test's report already) into this process's record, and remove them."""
+    for part in sorted(folder.glob(f"{name}.gw*.json")):
+        document = json.loads(part.read_text())
+        _record.fixtures.extend(document["fixtures"])
+        _record.children.started += document["children"]["started"]
+        _record.children.alive += document["children"]["alive_seconds"]
+        part.unlink()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    name = _pass_name(session.config)
+    folder = record_folder()
+    worker = _worker()
+    if worker is not None:  # a part, for the controller to merge
+        folder.mkdir(parents=True, exist_ok=True)
+        part = {
+            "fixtures": _record.fixtures,
+            "children": {"started": _record.children.started, "alive_seconds": _record.children.alive},
+        }
+        (folder / f"{name}.{worker}.json").write_text(json.dumps(part))
+        return
+    if _distributing(session.config):
+        _merge_worker_parts(folder, name)
     if not _record.tests:
         return
-    name = "connect" if session.config.getoption("--connect", default=False) else "classic"
-    folder = record_folder()
     folder.mkdir(parents=True, exist_ok=True)
+    late = over_budget()
     document = {
         "pass": name,
         "wall_seconds": round(time.monotonic() - _record.began, 1),
         "tests": _record.tests,
         "fixtures": _record.fixtures,
         "children": {"started": _record.children.started, "alive_seconds": round(_record.children.alive, 1)},
-        "over_budget": over_budget(),
+        "over_budget": late,
     }
     (folder / f"{name}.json").write_text(json.dumps(document, indent=1))
-    if set(document["over_budget"]) - set(KNOWN_OVER_BUDGET) and session.exitstatus == 0:
+    if set(late) - set(KNOWN_OVER_BUDGET) and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
