@@ -39,6 +39,10 @@ STORAGE_OPTION = "__sparkdelta_storage"
 """The internal option carrying the kernel's storage settings (JSON) to the source's processes."""
 _PARTITION_BYTES = 128 << 20
 _PARTITIONS_WANTED = 8
+_PARTITION_MIN_BYTES = 4 << 20
+"""Below this a partition's task costs more than reading its share in parallel saves: a
+fresh stream's first batch of 10 small change files came out in 6.1-6.5 s from ``start()``
+in one or two tasks, against 7.1 s in ten."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -182,12 +186,12 @@ class DeltaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 def _packed(files: pa.Table) -> list[FilesPartition]:
     """A micro-batch's files in stream order, packed into partitions of up to 128 MiB
-    (smaller when the batch is small, so that every core gets work)."""
+    (smaller when the batch is small, so that every core gets work, but not under 4 MiB)."""
     entries = files.to_pylist()
     if not entries:
         return []
     total = sum(int(e["size"] or 0) for e in entries)
-    target = min(_PARTITION_BYTES, max(total // _PARTITIONS_WANTED, 1))
+    target = min(_PARTITION_BYTES, max(total // _PARTITIONS_WANTED, _PARTITION_MIN_BYTES))
     partitions: list[FilesPartition] = []
     current: list[dict[str, Any]] = []
     size = 0
