@@ -1,9 +1,9 @@
 """Where a test run's time goes, and the per-test budget (a pytest plugin, loaded by conftest).
 
 Every run writes a record (JSON, under ``$SPARKDELTA_TEST_TIMES``, default ``.test-times/``,
-one file per pass: ``classic.json`` or ``connect.json``, merged from the pytest-xdist workers'
-parts when the pass runs on several): each test's setup, call and teardown; each fixture's setup that took a second or more, with its scope and the test
-that paid for it; the child processes the run started (how many, and their lifetimes
+one file per pass: ``classic.json`` or ``connect.json``, merged from the pytest-xdist
+workers' parts when the pass runs on several): each test's setup, call and teardown; each
+fixture's setup that took a second or more, with its scope and the test that paid for it; the child processes the run started (how many, and their lifetimes
 summed: Spark drivers, example scripts, servers); and the pass's wall time. ``python tests/timing.py`` prints one summary line per record (``scripts/test.sh``
 ends with them).
 
@@ -204,6 +204,10 @@ def over_budget() -> dict[str, float]:
     }
 
 
+def _children_json() -> dict[str, float]:
+    return {"started": _record.children.started, "alive_seconds": round(_record.children.alive, 1)}
+
+
 def _pass_name(config: pytest.Config) -> str:
     return "connect" if config.getoption("--connect", default=False) else "classic"
 
@@ -225,10 +229,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     worker = _worker()
     if worker is not None:  # a part, for the controller to merge
         folder.mkdir(parents=True, exist_ok=True)
-        part = {
-            "fixtures": _record.fixtures,
-            "children": {"started": _record.children.started, "alive_seconds": _record.children.alive},
-        }
+        part = {"fixtures": _record.fixtures, "children": _children_json()}
         (folder / f"{name}.{worker}.json").write_text(json.dumps(part))
         return
     if _distributing(session.config):
@@ -242,7 +243,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "wall_seconds": round(time.monotonic() - _record.began, 1),
         "tests": _record.tests,
         "fixtures": _record.fixtures,
-        "children": {"started": _record.children.started, "alive_seconds": round(_record.children.alive, 1)},
+        "children": _children_json(),
         "over_budget": late,
     }
     (folder / f"{name}.json").write_text(json.dumps(document, indent=1))
