@@ -28,6 +28,7 @@ from sparkdelta.spark.worker.deletion_vectors import (
     DELETED_WORD,
     DV,
     DV_FILE,
+    DV_KEY,
     ENTRIES,
     ENTRY,
     LAST_ROW,
@@ -36,6 +37,7 @@ from sparkdelta.spark.worker.deletion_vectors import (
     ROWS,
     deleted_rows_by_file,
     expand_deletion_vectors,
+    expand_read_deletion_vectors,
 )
 from sparkdelta.spark.worker.roaring import MAGIC
 
@@ -113,6 +115,31 @@ def test_dvs_expand_to_their_rows_where_sparkdelta_is_not_installed(tmp_path: Pa
     dense = list(range(0, 300_000, 2))
     batches = _run_without_sparkdelta(partial(expand_deletion_vectors, "/t"), [_sources(dense, WIDE, [3, 4])], tmp_path)
     assert _deleted_rows(batches) == {0: dense, 1: WIDE, 2: [3, 4]}
+
+
+def _keyed(sources: pa.RecordBatch) -> tuple[pa.RecordBatch, pa.Table]:
+    """``_sources`` as the read path ships them: (key, bytes) rows, and the lookup of each key's DV file and entries."""
+    keys = ["file:/t/deletion_vector_x.bin", " inline deletion vector 0"]
+    rows = pa.RecordBatch.from_arrays([pa.array(keys), sources.column(CONTENT)], names=[DV_KEY, CONTENT])
+    lookup = pa.table(
+        {DV_KEY: keys[::-1], DV_FILE: sources.column(DV_FILE).to_pylist()[::-1], ENTRIES: sources.column(ENTRIES)[::-1]}
+    )
+    return rows, lookup
+
+
+def test_read_dvs_find_their_entries_in_the_shipped_lookup_where_sparkdelta_is_not_installed(tmp_path: Path) -> None:
+    rows, lookup = _keyed(_sources(list(range(0, 1000, 3)), WIDE, [3, 4]))
+    function = partial(expand_read_deletion_vectors, "/t", lookup, "which matches no deletion vector file of /t version 3")
+    batches = _run_without_sparkdelta(function, [rows], tmp_path)
+    assert _deleted_rows(batches) == {0: list(range(0, 1000, 3)), 1: WIDE, 2: [3, 4]}
+
+
+def test_a_read_dv_file_the_lookup_lacks_fails_naming_it_and_the_table() -> None:
+    rows, lookup = _keyed(_sources([1], WIDE, [3]))
+    respelled = rows.set_column(0, DV_KEY, pa.array(["file:/elsewhere/deletion_vector_x.bin", " inline deletion vector 0"]))
+    unmatched = "which matches no deletion vector file of /t version 3"
+    with pytest.raises(ValueError, match=f"file:/elsewhere/deletion_vector_x.bin, {unmatched}"):
+        list(expand_read_deletion_vectors("/t", lookup, unmatched, iter([respelled])))
 
 
 def test_a_corrupt_dv_fails_naming_the_table_the_data_file_and_the_dv_file() -> None:

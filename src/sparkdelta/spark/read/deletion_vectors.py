@@ -5,12 +5,12 @@ and by code shipped by value (``spark/worker``), so the Spark server needs nothi
 sparkdelta: it sees one row per DV file, with the file's bytes read by Spark's own
 ``binaryFile`` source (through the server's file systems, with the Hadoop options the
 data files are read with), and one row per inline DV, with its data from the log. A DV
-file holding the DVs of many data files (delta-spark writes one per task) is read once,
-its row carrying the list of the DVs in it.
+file holding the DVs of many data files (delta-spark writes one per task) is read once.
 
-Each DV file's row finds its DVs by ``_metadata.file_path``, as Spark spells it; a file
-Spark read that matches no entry fails the read loudly, since its DVs' deleted rows would
-otherwise come back.
+Which DVs each file holds goes with the expanding function, as a lookup of one row per
+DV file, which each DV file's row finds by ``_metadata.file_path``, as Spark spells it; a
+file Spark read that matches no entry fails the read loudly, since its DVs' deleted rows
+would otherwise come back.
 """
 
 from __future__ import annotations
@@ -39,11 +39,12 @@ from ..worker.deletion_vectors import (
     DELETED_FILE_ID,
     DELETED_WORD,
     DV_FILE,
+    DV_KEY,
     ENTRIES,
     ENTRY,
     MASK,
     SIZE,
-    expand_deletion_vectors,
+    expand_read_deletion_vectors,
 )
 
 DELETED_WORDS = StructType(
@@ -53,7 +54,6 @@ DELETED_WORDS = StructType(
         StructField(MASK, LongType(), False),
     ]
 )
-_DV_KEY = "__sparkdelta_dv_key"  # a DV file as Spark spells it, on the lookup's side
 _DV_FIELDS = ("storageType", "pathOrInlineDv", "sizeInBytes", "cardinality")
 # Per word, what Spark's broadcast hash relation takes (rows of three longs plus the hash entry).
 _BROADCAST_BYTES_PER_WORD = 128
@@ -88,21 +88,28 @@ def deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read
     columns += [dvs.field(name).cast(pa.int64()) for name in ("offset", "sizeInBytes", "cardinality")]
     entries = pa.StructArray.from_arrays(columns, fields=list(ENTRY))
     inline = pc.equal(dvs.field("storageType"), pa.scalar("i"))
-    sources = []
+    parts = []
     if pc.any(inline).as_py():
-        sources.append(_inline_sources(spark, root, dvs.filter(inline), entries.filter(inline)))
+        parts.append(_inline_sources(spark, root, dvs.filter(inline), entries.filter(inline)))
     if not pc.all(inline).as_py():
         stored = pc.invert(inline)
-        sources.append(_file_sources(spark, snapshot, reader, dvs.filter(stored), entries.filter(stored)))
-    source = sources[0] if len(sources) == 1 else sources[0].unionByName(sources[1])
-    deleted = source.mapInArrow(partial(expand_deletion_vectors, root), DELETED_WORDS)
+        parts.append(_file_sources(spark, root, reader, dvs.filter(stored), entries.filter(stored)))
+    source = parts[0][0] if len(parts) == 1 else parts[0][0].unionByName(parts[1][0])
+    lookup = pa.concat_tables([part_lookup for _, part_lookup in parts])
+    unmatched = f"which matches no deletion vector file of {root} version {snapshot.version}"
+    deleted = source.mapInArrow(partial(expand_read_deletion_vectors, root, lookup, unmatched), DELETED_WORDS)
     threshold = broadcast_threshold(spark)
     fits = threshold >= 0 and _word_estimate(files) * _BROADCAST_BYTES_PER_WORD <= max(threshold, _DV_BROADCAST_BYTES)
     return deleted.hint("broadcast" if fits else "merge")
 
 
-def _inline_sources(spark: SparkSession, root: str, dvs: pa.StructArray, entries: pa.StructArray) -> DataFrame:
-    """A row per inline DV: its data, from the log, with its one entry."""
+def _lookup(keys: list[str], dv_files: pa.Array, entries: pa.ListArray) -> pa.Table:
+    """What ``expand_read_deletion_vectors`` finds a source row's DV file and entries in."""
+    return pa.table({DV_KEY: pa.array(keys, pa.string()), DV_FILE: dv_files, ENTRIES: entries})
+
+
+def _inline_sources(spark: SparkSession, root: str, dvs: pa.StructArray, entries: pa.StructArray) -> tuple[DataFrame, pa.Table]:
+    """A row per inline DV: a key of its own (a leading space: no file URI has one) and its data, from the log."""
     texts = cast(list[str], dvs.field("pathOrInlineDv").to_pylist())
     sizes = cast(list[int], entries.field(SIZE).to_pylist())
     data_files = cast(list[str], entries.field(DATA_FILE).to_pylist())
@@ -110,20 +117,21 @@ def _inline_sources(spark: SparkSession, root: str, dvs: pa.StructArray, entries
         inline_data(root, DeletionVectorDescriptor("i", text, None, size, 0), data_file)
         for text, size, data_file in zip(texts, sizes, data_files, strict=True)
     ]
+    keys = [f" inline deletion vector {i}" for i in range(len(data))]
     one_each = pa.ListArray.from_arrays(pa.array(np.arange(len(data) + 1), pa.int32()), entries)
-    table = pa.table({DV_FILE: pa.nulls(len(data), pa.string()), CONTENT: pa.array(data, pa.binary()), ENTRIES: one_each})
-    return spark.createDataFrame(table)
+    rows = spark.createDataFrame(pa.table({DV_KEY: pa.array(keys, pa.string()), CONTENT: pa.array(data, pa.binary())}))
+    return rows, _lookup(keys, pa.nulls(len(data), pa.string()), one_each)
 
 
 def _file_sources(
-    spark: SparkSession, snapshot: Snapshot, reader: DataFrameReader, dvs: pa.StructArray, entries: pa.StructArray
-) -> DataFrame:
-    """A row per DV file: its bytes, as Spark's ``binaryFile`` reads them, with the entries of its DVs.
+    spark: SparkSession, root: str, reader: DataFrameReader, dvs: pa.StructArray, entries: pa.StructArray
+) -> tuple[DataFrame, pa.Table]:
+    """A row per DV file: the file as Spark spells it and its bytes, as Spark's ``binaryFile`` reads them,
+    and the lookup of the entries of its DVs.
 
     Descriptors naming one file differently (a relative ``u`` and an absolute ``p`` one)
     share its row: Spark must read each file once, or its DVs' words would repeat.
     """
-    root = snapshot.table_root
     data_files = cast(list[str], entries.field(DATA_FILE).to_pylist())
     row_of: dict[tuple[str, str], int] = {}  # DV as the log names it -> its file's row
     keys: dict[str, int] = {}  # DV file as Spark spells it -> its row
@@ -142,29 +150,10 @@ def _file_sources(
         rows[i] = row
     order = np.argsort(rows, kind="stable")
     offsets = np.searchsorted(rows[order], np.arange(len(locations) + 1))
-    lookup = pa.table(
-        {
-            _DV_KEY: pa.array(list(keys), pa.string()),
-            DV_FILE: pa.array(locations, pa.string()),
-            ENTRIES: pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), entries.take(order)),
-        }
-    )
-    unmatched = F.raise_error(
-        F.concat(
-            F.lit("sparkdelta: Spark read deletion vector file "),
-            F.col(f"`{_DV_KEY}_read`"),
-            F.lit(f", which matches no deletion vector file of {root} version {snapshot.version}"),
-        )
-    )
     read = reader.format("binaryFile").load([read_path(spark, location) for location in locations])
-    blobs = read.select(F.col("_metadata.file_path").alias(f"{_DV_KEY}_read"), F.col("content").alias(CONTENT))
-    joined = blobs.join(F.broadcast(spark.createDataFrame(lookup)), F.col(f"{_DV_KEY}_read") == F.col(_DV_KEY), "left")
-    per_file = joined.select(
-        F.when(F.col(DV_FILE).isNull(), unmatched).otherwise(F.col(DV_FILE)).alias(DV_FILE), F.col(CONTENT), F.col(ENTRIES)
-    )
-    # An aggregate (one row per DV file already) ends the binaryFile scan's hidden ``_metadata``
-    # column, which would otherwise reach the data rows through the joins and make theirs ambiguous.
-    return per_file.groupBy(DV_FILE).agg(F.first(CONTENT).alias(CONTENT), F.first(ENTRIES).alias(ENTRIES))
+    blobs = read.select(F.col("_metadata.file_path").alias(DV_KEY), F.col("content").alias(CONTENT))
+    files = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), entries.take(order))
+    return blobs, _lookup(list(keys), pa.array(locations, pa.string()), files)
 
 
 def _word_estimate(files: pa.Table) -> int:

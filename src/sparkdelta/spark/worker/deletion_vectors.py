@@ -25,6 +25,9 @@ from .roaring import cardinality, decode, encode, last_row, merge_words, words_o
 DV_FILE = "__sparkdelta_dv_file"  # the DV file, as the kernel names it; null for an inline DV
 CONTENT = "__sparkdelta_dv_content"  # the DV file's bytes, or the inline DV's data
 ENTRIES = "__sparkdelta_dv_entries"  # list of ENTRY structs
+# What ``expand_read_deletion_vectors`` reads instead: per row, a key of the lookup it is given
+# (a DV file as Spark spells it, or an inline DV's own key) and that DV file's or DV's bytes.
+DV_KEY = "__sparkdelta_dv_key"
 FILE_ID, DATA_FILE, OFFSET, SIZE, CARDINALITY = "file_id", "data_file", "offset", "size", "cardinality"
 ENTRY = pa.struct(
     [
@@ -82,6 +85,36 @@ def expand_deletion_vectors(table_root: str, batches: Iterator[pa.RecordBatch]) 
                     ids, words, masks, pending = [], [], [], 0
     if pending:
         yield _words_batch(ids, words, masks)
+
+
+def expand_read_deletion_vectors(
+    table_root: str, lookup: pa.Table, unmatched: str, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """(``DV_KEY``, ``CONTENT``) rows in, ``DELETED_WORDS`` out: ``expand_deletion_vectors``
+    over each row's DV file and entries, found by its key in ``lookup`` (``DV_KEY``,
+    ``DV_FILE``, ``ENTRIES``, one row per key).
+
+    The lookup is shipped with the function, not joined in Spark: a join and the aggregate
+    that drops ``binaryFile``'s hidden ``_metadata`` cost a read two more stages. A key
+    the lookup lacks (a DV file Spark spells differently) fails the task with
+    ``unmatched`` and the key, since its DVs' deleted rows would otherwise come back.
+    """
+    rows = {key: i for i, key in enumerate(cast(list[str], lookup.column(DV_KEY).to_pylist()))}
+    dv_files, entries = lookup.column(DV_FILE), lookup.column(ENTRIES)
+
+    def with_entries() -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keys = cast(list[str], batch.column(DV_KEY).to_pylist())
+            missing = next((key for key in keys if key not in rows), None)
+            if missing is not None:
+                raise ValueError(f"sparkdelta: Spark read deletion vector file {missing}, {unmatched}")
+            at = pa.array([rows[key] for key in keys], pa.int64())
+            yield pa.RecordBatch.from_arrays(
+                [dv_files.take(at).combine_chunks(), batch.column(CONTENT), entries.take(at).combine_chunks()],
+                names=[DV_FILE, CONTENT, ENTRIES],
+            )
+
+    yield from expand_deletion_vectors(table_root, with_entries())
 
 
 def _words_batch(ids: list[np.ndarray], words: list[np.ndarray], masks: list[np.ndarray]) -> pa.RecordBatch:
