@@ -6,10 +6,15 @@
 # worker, with its module's fixtures and the fixed paths of delta-spark's examples; each worker
 # starts the session-wide services it needs), prints its 30 slowest tests and setups, and
 # records every test's time in .test-times/ (tests/timing.py); the last lines sum up each pass.
-# SPARKDELTA_TEST_WORKERS=0 runs a pass in one process.
+# SPARKDELTA_TEST_WORKERS=0 runs a pass in one process. The passes share a temporary folder for
+# what the second may copy from the first (delta-spark's own tables and its answers about them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SPARKDELTA_TEST_TIMES="${SPARKDELTA_TEST_TIMES:-$PWD/.test-times}"
+# What one pass makes for the next (tests/conftest.py, run_folder): this run's only.
+SPARKDELTA_TEST_RUN_FOLDER="$(mktemp -d)"
+export SPARKDELTA_TEST_RUN_FOLDER
+trap 'rm -rf "$SPARKDELTA_TEST_RUN_FOLDER"' EXIT
 rm -f "$SPARKDELTA_TEST_TIMES"/classic*.json "$SPARKDELTA_TEST_TIMES"/connect*.json
 workers=(-n "${SPARKDELTA_TEST_WORKERS:-2}" --dist loadfile)
 .venv/bin/python -m pytest "${workers[@]}" "$@"

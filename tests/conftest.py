@@ -163,6 +163,15 @@ def spark(connect: bool, tmp_path_factory: pytest.TempPathFactory) -> Iterator[p
 
 
 @pytest.fixture(scope="session")
+def run_folder() -> Path | None:
+    """A folder the passes of one ``scripts/test.sh`` run share (``$SPARKDELTA_TEST_RUN_FOLDER``, made
+    empty by it for the run), for what one pass makes that the next may copy: delta-spark's own
+    tables, which depend on nothing sparkdelta does. None under a plain pytest."""
+    folder = os.environ.get("SPARKDELTA_TEST_RUN_FOLDER")
+    return Path(folder) if folder else None
+
+
+@pytest.fixture(scope="session")
 def deltaspark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DeltaSpark]:
     """delta-spark, the reference implementation, in its own venv and process
     (``tests/deltaspark.py``): the oracle of the two-way conformance tests."""

@@ -17,6 +17,8 @@ two differ, the test names the side PROTOCOL.md supports.
 from __future__ import annotations
 
 import json
+import pickle
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,25 +243,50 @@ finally:
 
 class Written:
     """Tables written once per module, by either implementation, keyed by feature; and
-    delta-spark's answers about its own tables, which never change once written, asked once."""
+    delta-spark's answers about its own tables, which never change once written, asked once.
 
-    def __init__(self, root: Path, spark: SparkSession, deltaspark: DeltaSpark) -> None:
+    With a run-wide folder (``shared``: ``scripts/test.sh`` runs both passes with one), delta-spark's
+    own tables and its answers about them are kept there by the first pass that makes them,
+    and the other pass copies them: they depend on nothing sparkdelta does.
+    """
+
+    def __init__(self, root: Path, spark: SparkSession, deltaspark: DeltaSpark, shared: Path | None) -> None:
         self.root = root
         self.spark = spark
         self.deltaspark = deltaspark
+        self._shared = shared
         self._done: dict[tuple[str, str], str] = {}
-        self._answers: dict[tuple[str, str], Any] = {}
+        self._answers: dict[str, dict[tuple[str, str], Any]] = {}
 
     def reference_answer(self, snippet: str, **variables: Any) -> Any:
         """delta-spark's ``snippet`` on one of its own tables (``path=``), run the first time asked."""
-        assert str(variables["path"]).startswith(str(self.root / "delta-spark")), "only delta-spark's own tables"
+        path = Path(variables.pop("path"))
+        assert path.parent == self.root / "delta-spark", "only delta-spark's own tables"
+        answers = self._answers.setdefault(path.name, {})
         key = (snippet, repr(sorted(variables.items())))
-        if key not in self._answers:
-            self._answers[key] = self.deltaspark.run(snippet, **variables)
-        return self._answers[key]
+        if key not in answers:
+            answers[key] = self.deltaspark.run(snippet, path=str(path), **variables)
+            assert str(self.root) not in repr(answers[key]), "an answer naming this pass's folder cannot be shared"
+            if self._shared is not None:
+                kept = self._shared / path.name / "answers.pickle"
+                kept.with_suffix(".part").write_bytes(pickle.dumps(answers))
+                kept.with_suffix(".part").replace(kept)
+        return answers[key]
 
     def by_deltaspark(self, name: str) -> str:
-        return self._write("delta-spark", name, lambda sql: self.deltaspark.run("spark.sql(sql)", sql=sql))
+        if ("delta-spark", name) in self._done or self._shared is None:
+            return self._write("delta-spark", name, lambda sql: self.deltaspark.run("spark.sql(sql)", sql=sql))
+        path = self.root / "delta-spark" / name
+        kept = self._shared / name
+        if (kept / "answers.pickle").exists():
+            shutil.copytree(kept / "table", path)
+            self._answers[name] = pickle.loads((kept / "answers.pickle").read_bytes())
+            self._done["delta-spark", name] = str(path)
+            return str(path)
+        self._write("delta-spark", name, lambda sql: self.deltaspark.run("spark.sql(sql)", sql=sql))
+        shutil.rmtree(kept, ignore_errors=True)  # a pass stopped between the copy and the first answer
+        shutil.copytree(path, kept / "table")
+        return str(path)
 
     def by_sparkdelta(self, name: str) -> str:
         return self._write("sparkdelta", name, self.spark.sql)
@@ -274,8 +301,13 @@ class Written:
 
 
 @pytest.fixture(scope="module")
-def written(spark: SparkSession, deltaspark: DeltaSpark, tmp_path_factory: pytest.TempPathFactory) -> Written:
-    return Written(tmp_path_factory.mktemp("conformance"), spark, deltaspark)
+def written(
+    spark: SparkSession, deltaspark: DeltaSpark, tmp_path_factory: pytest.TempPathFactory, run_folder: Path | None
+) -> Written:
+    shared = None if run_folder is None else run_folder / "interop-deltaspark" / deltaspark.spark_version
+    if shared is not None:
+        shared.mkdir(parents=True, exist_ok=True)
+    return Written(tmp_path_factory.mktemp("conformance"), spark, deltaspark, shared)
 
 
 def ours_at(spark: SparkSession, path: str, version: int) -> tuple[list[tuple[Any, ...]], list[tuple[str, str, bool]]]:
@@ -365,7 +397,7 @@ def test_sparkdelta_writes_deltaspark_reads(name: str, spark: SparkSession, delt
     if feature.change_feed:
         untimed = ("_commit_timestamp",)  # two tables, committed at different times
         ours_recorded = our_changes(spark, ours, dropped=untimed)
-        assert ours_recorded == deltaspark.run(CHANGES, path=reference, dropped=untimed), "the same changes recorded"
+        assert ours_recorded == written.reference_answer(CHANGES, path=reference, dropped=untimed), "the same changes recorded"
 
 
 def test_variant_paths_in_sql_read_as_in_deltaspark(spark: SparkSession, deltaspark: DeltaSpark, written: Written) -> None:
