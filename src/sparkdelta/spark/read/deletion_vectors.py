@@ -88,14 +88,15 @@ def deleted_words(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read
     columns += [dvs.field(name).cast(pa.int64()) for name in ("offset", "sizeInBytes", "cardinality")]
     entries = pa.StructArray.from_arrays(columns, fields=list(ENTRY))
     inline = pc.equal(dvs.field("storageType"), pa.scalar("i"))
-    parts = []
-    if pc.any(inline).as_py():
-        parts.append(_inline_sources(spark, root, dvs.filter(inline), entries.filter(inline)))
+    source, lookup = _inline_sources(spark, root, dvs.filter(inline), entries.filter(inline))
     if not pc.all(inline).as_py():
         stored = pc.invert(inline)
-        parts.append(_file_sources(spark, root, reader, dvs.filter(stored), entries.filter(stored)))
-    source = parts[0][0] if len(parts) == 1 else parts[0][0].unionByName(parts[1][0])
-    lookup = pa.concat_tables([part_lookup for _, part_lookup in parts])
+        files_read, files_lookup = _file_sources(spark, root, reader, dvs.filter(stored), entries.filter(stored))
+        # The union, with the inline DVs' rows even when there are none, ends binaryFile's hidden
+        # ``_metadata`` column (a Union has no metadata output), which would otherwise reach the
+        # data rows through the joins and make their own ``_metadata`` ambiguous.
+        source = files_read.unionByName(source)
+        lookup = pa.concat_tables([files_lookup, lookup])
     unmatched = f"which matches no deletion vector file of {root} version {snapshot.version}"
     deleted = source.mapInArrow(partial(expand_read_deletion_vectors, root, lookup, unmatched), DELETED_WORDS)
     threshold = broadcast_threshold(spark)
