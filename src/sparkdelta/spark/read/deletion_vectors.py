@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
 from ...exceptions import DeltaIllegalArgumentException
 from ...kernel import Snapshot
@@ -54,6 +54,7 @@ DELETED_WORDS = StructType(
         StructField(MASK, LongType(), False),
     ]
 )
+_SOURCE_ROWS = StructType([StructField(DV_KEY, StringType(), False), StructField(CONTENT, BinaryType(), False)])
 _DV_FIELDS = ("storageType", "pathOrInlineDv", "sizeInBytes", "cardinality")
 # Per word, what Spark's broadcast hash relation takes (rows of three longs plus the hash entry).
 _BROADCAST_BYTES_PER_WORD = 128
@@ -120,7 +121,8 @@ def _inline_sources(spark: SparkSession, root: str, dvs: pa.StructArray, entries
     ]
     keys = [f" inline deletion vector {i}" for i in range(len(data))]
     one_each = pa.ListArray.from_arrays(pa.array(np.arange(len(data) + 1), pa.int32()), entries)
-    rows = spark.createDataFrame(pa.table({DV_KEY: pa.array(keys, pa.string()), CONTENT: pa.array(data, pa.binary())}))
+    table = pa.table({DV_KEY: pa.array(keys, pa.string()), CONTENT: pa.array(data, pa.binary())})
+    rows = spark.createDataFrame(table, _SOURCE_ROWS)  # a Connect session infers no schema from no rows
     return rows, _lookup(keys, pa.nulls(len(data), pa.string()), one_each)
 
 
