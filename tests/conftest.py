@@ -172,10 +172,11 @@ def run_folder() -> Path | None:
 
 
 @pytest.fixture(scope="session")
-def deltaspark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DeltaSpark]:
+def deltaspark(tmp_path_factory: pytest.TempPathFactory, run_folder: Path | None) -> Iterator[DeltaSpark]:
     """delta-spark, the reference implementation, in its own venv and process
     (``tests/deltaspark.py``): the oracle of the two-way conformance tests."""
-    oracle = DeltaSpark(tmp_path_factory.mktemp("delta-spark"))
+    answers = None if run_folder is None else run_folder / "delta-spark-answers"
+    oracle = DeltaSpark(tmp_path_factory.mktemp("delta-spark"), answers=answers)
     yield oracle
     oracle.close()
 

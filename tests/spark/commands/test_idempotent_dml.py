@@ -292,7 +292,7 @@ finally:
 def test_a_sequence_of_idempotent_commands_matches_delta_spark(spark: SparkSession, deltaspark: Any, tmp_path: Path) -> None:
     ours: dict[str, Any] = {"spark": spark, "DeltaTable": DeltaTable, "path": str(tmp_path / "ours")}
     exec(SEQUENCE, ours)  # noqa: S102 - the test's own script
-    theirs = deltaspark.run(SEQUENCE, path=str(tmp_path / "theirs"))
+    theirs = deltaspark.answer(SEQUENCE, tmp_path / "theirs")
     assert ours["result"][-1] == ("app id alone", True)
     assert [step[2][0] for step in ours["result"][:-1]] == [0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4, 4, 5, 5, 6, 6, 6, 7, 7, 8]
     assert ours["result"][-2][2][3] == "nightly fix"

@@ -100,7 +100,7 @@ STATEMENTS = [
 def test_sql_writes_generate_what_delta_spark_generates(spark: SparkSession, deltaspark: Any, tmp_path: Path) -> None:
     ours: dict[str, Any] = {"spark": spark, "rows": rows, "statements": STATEMENTS, "path": str(tmp_path / "ours")}
     exec(SCRIPT, ours)  # noqa: S102 - the test's own script
-    theirs = deltaspark.run(SCRIPT, statements=STATEMENTS, path=str(tmp_path / "theirs"))
+    theirs = deltaspark.answer(SCRIPT, tmp_path / "theirs", statements=STATEMENTS)
     for mine, reference in zip(ours["result"], theirs, strict=True):
         assert mine == reference, mine[0]
     outcomes = {statement: outcome for statement, outcome, _, _ in ours["result"]}
@@ -132,7 +132,7 @@ spark.sql(f"DROP TABLE {name}")
 def test_replacing_a_table_starts_its_identity_over(spark: SparkSession, deltaspark: Any, tmp_path: Path) -> None:
     scope: dict[str, Any] = {"spark": spark, "rows": rows, "name": "t_identity_replaced", "path": str(tmp_path / "ours")}
     exec(REPLACED, scope)  # noqa: S102 - the test's own script
-    theirs = deltaspark.run(REPLACED, name="t_identity_replaced", path=str(tmp_path / "theirs"))
+    theirs = deltaspark.answer(REPLACED, tmp_path / "theirs", name="t_identity_replaced")
     assert scope["result"] == theirs
     assert scope["result"] == (
         {"delta.identity.start": 5, "delta.identity.step": 5, "delta.identity.allowExplicitInsert": True},
@@ -415,7 +415,7 @@ def test_replace_where_marks_only_the_rows_it_generated(spark: SparkSession, del
     """Rows of replaced files that stay are rewritten, their given ids too: the mark follows the new rows only."""
     scope: dict[str, Any] = {"spark": spark, "rows": rows, "path": str(tmp_path / "ours")}
     exec(REPLACE_WHERE, scope)  # noqa: S102 - the test's own script
-    assert scope["result"] == deltaspark.run(REPLACE_WHERE, path=str(tmp_path / "theirs"))
+    assert scope["result"] == deltaspark.answer(REPLACE_WHERE, tmp_path / "theirs")
     assert scope["result"][0] == [(1, 5), (1000, 1), (2, 6)]
     assert scope["result"][1]["delta.identity.highWaterMark"] == 2
 
