@@ -26,7 +26,7 @@ from deltaspark_server import plain, rows
 REPO = Path(__file__).resolve().parent.parent
 SERVER = Path(__file__).resolve().parent / "deltaspark_server.py"
 
-__all__ = ["DeltaSpark", "DeltaSparkError", "in_background", "plain", "rows", "setup_deltaspark"]
+__all__ = ["DeltaSpark", "DeltaSparkError", "in_background", "keep", "plain", "rows", "setup_deltaspark"]
 
 
 class DeltaSparkError(Exception):
@@ -46,6 +46,13 @@ def setup_deltaspark() -> tuple[str, str]:
         raise RuntimeError(f"scripts/setup_deltaspark.sh failed:\n{done.stderr}")
     python, jars = done.stdout.strip().splitlines()[-2:]
     return python, jars
+
+
+def keep(path: Path, value: Any) -> None:
+    """``value`` pickled at ``path``, whole or not at all (written aside, then renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".part").write_bytes(pickle.dumps(value))
+    path.with_suffix(".part").replace(path)
 
 
 def in_background(work: Callable[[], Any]) -> Future[Any]:
@@ -125,9 +132,7 @@ class DeltaSpark:
         result = self.run(code, path=str(path), **variables)
         assert str(path) not in repr(result), "an answer naming its test's folder cannot be kept for another test"
         if kept is not None:
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            kept.with_suffix(".part").write_bytes(pickle.dumps(result))
-            kept.with_suffix(".part").replace(kept)
+            keep(kept, result)
         return result
 
     def submit(self, code: str, **variables: Any) -> Future[Any]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deltaspark import DeltaSpark, plain, rows
+from deltaspark import DeltaSpark, keep, plain, rows
 from pyspark.sql import SparkSession
 
 from sparkdelta.kernel import Table
@@ -268,25 +268,22 @@ class Written:
             answers[key] = self.deltaspark.run(snippet, path=str(path), **variables)
             assert str(self.root) not in repr(answers[key]), "an answer naming this pass's folder cannot be shared"
             if self._shared is not None:
-                kept = self._shared / path.name / "answers.pickle"
-                kept.with_suffix(".part").write_bytes(pickle.dumps(answers))
-                kept.with_suffix(".part").replace(kept)
+                keep(self._shared / path.name / "answers.pickle", answers)
         return answers[key]
 
     def by_deltaspark(self, name: str) -> str:
-        if ("delta-spark", name) in self._done or self._shared is None:
-            return self._write("delta-spark", name, lambda sql: self.deltaspark.run("spark.sql(sql)", sql=sql))
-        path = self.root / "delta-spark" / name
-        kept = self._shared / name
-        if (kept / "answers.pickle").exists():
+        kept = None if self._shared is None or ("delta-spark", name) in self._done else self._shared / name
+        if kept is not None and (kept / "answers.pickle").exists():
+            path = self.root / "delta-spark" / name
             shutil.copytree(kept / "table", path)
-            self._answers[name] = pickle.loads((kept / "answers.pickle").read_bytes())
+            self._answers[name] = pickle.loads((kept / "answers.pickle").read_bytes())  # noqa: S301 - this run's
             self._done["delta-spark", name] = str(path)
             return str(path)
-        self._write("delta-spark", name, lambda sql: self.deltaspark.run("spark.sql(sql)", sql=sql))
-        shutil.rmtree(kept, ignore_errors=True)  # a pass stopped between the copy and the first answer
-        shutil.copytree(path, kept / "table")
-        return str(path)
+        table = self._write("delta-spark", name, lambda sql: self.deltaspark.run("spark.sql(sql)", sql=sql))
+        if kept is not None:
+            shutil.rmtree(kept, ignore_errors=True)  # a pass stopped between the copy and the first answer
+            shutil.copytree(table, kept / "table")
+        return table
 
     def by_sparkdelta(self, name: str) -> str:
         return self._write("sparkdelta", name, self.spark.sql)
