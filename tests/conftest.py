@@ -12,6 +12,7 @@ has are marked ``classic_only``, and deselected there.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deltaspark import DeltaSpark
+from class_archives import BASE_OPTIONS, class_archive, submit_options
+from deltaspark import DeltaSpark, setup_deltaspark
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,11 +32,13 @@ pytest_plugins = ["timing"]
 
 # Every JVM the tests start through spark-submit (this run's session, the delta-spark oracle,
 # Connect servers, the examples' and the CLI's child processes, which inherit the environment)
-# runs small queries once each: C2 compiling their code costs more CPU than it saves, and
-# G1's concurrent threads compete for the 2 cores. Measured on two interop cases: 183 s wall
-# and 334 s of CPU before, 142 s and 177 s with these (BENCHMARKS.md, "Test suite"). A
-# user's SPARK_SUBMIT_OPTS is kept as it is.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# runs small queries once each, and is set up for that (class_archives.BASE_OPTIONS: C1 only,
+# serial GC, no code cache sweeping). Measured on two interop cases: 183 s wall and 334 s of
+# CPU before, 142 s and 177 s with the first two (BENCHMARKS.md, "Test suite"). Once the
+# jvm_class_archive fixture has run, they also start from an archive of the classes a Delta
+# workload loads (class_archives.py). A user's SPARK_SUBMIT_OPTS is kept as it is.
+USER_SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS")
+os.environ.setdefault("SPARK_SUBMIT_OPTS", BASE_OPTIONS)
 
 # delta-spark's own tests, vendored verbatim: tests/compat/test_delta_spark_suite.py runs them
 # in a process of their own (they build their own SparkContext).
@@ -130,8 +134,39 @@ def connect(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--connect"))
 
 
+def _archived_options(python: str, name: str, arguments: list[str]) -> str | None:
+    """``SPARK_SUBMIT_OPTS`` for a JVM of ``python``'s pyspark that runs like workload ``name``
+    (class_archives.py); None where the user's own are kept."""
+    if USER_SUBMIT_OPTS is not None:
+        return None
+    return submit_options(class_archive(name, python, arguments))
+
+
+@contextlib.contextmanager
+def _submit_options(options: str | None) -> Iterator[None]:
+    """This process's ``SPARK_SUBMIT_OPTS`` set to ``options`` while a JVM is launched from it."""
+    before = os.environ.get("SPARK_SUBMIT_OPTS")
+    if options is not None:
+        os.environ["SPARK_SUBMIT_OPTS"] = options
+    try:
+        yield
+    finally:
+        if before is not None:
+            os.environ["SPARK_SUBMIT_OPTS"] = before
+
+
 @pytest.fixture(scope="session")
-def spark(connect: bool, tmp_path_factory: pytest.TempPathFactory) -> Iterator[pyspark.sql.SparkSession]:  # noqa: F821
+def jvm_class_archive() -> None:
+    """The child JVMs started after this (examples, CLI runs, drivers of killed streams, which
+    inherit this process's environment and have pyspark's own classpath) start from an
+    archive of their classes (class_archives.py)."""
+    options = _archived_options(sys.executable, "sparkdelta", [])
+    if options is not None:
+        os.environ["SPARK_SUBMIT_OPTS"] = options
+
+
+@pytest.fixture(scope="session")
+def spark(connect: bool, tmp_path_factory: pytest.TempPathFactory, jvm_class_archive: None) -> Iterator[pyspark.sql.SparkSession]:  # noqa: F821
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
@@ -143,16 +178,19 @@ def spark(connect: bool, tmp_path_factory: pytest.TempPathFactory) -> Iterator[p
     if classpath:
         configs["spark.driver.extraClassPath"] = classpath
     server = None
-    if connect:
-        from connect_server import ConnectServer
+    # This JVM's classpath has hadoop-aws first, so the children's archive does not fit it;
+    # one of its own would cost more to make than its one start gains.
+    with _submit_options(None if USER_SUBMIT_OPTS is not None else BASE_OPTIONS):
+        if connect:
+            from connect_server import ConnectServer
 
-        server = ConnectServer(tmp_path_factory.mktemp("connect"), configs)
-        builder = SparkSession.builder.remote(server.url)
-    else:
-        builder = SparkSession.builder.appName("sparkdelta-tests").master("local[2]")
-        for key, value in configs.items():
-            builder = builder.config(key, value)
-    session = sparkdelta.configure(builder).getOrCreate()
+            server = ConnectServer(tmp_path_factory.mktemp("connect"), configs)
+            builder = SparkSession.builder.remote(server.url)
+        else:
+            builder = SparkSession.builder.appName("sparkdelta-tests").master("local[2]")
+            for key, value in configs.items():
+                builder = builder.config(key, value)
+        session = sparkdelta.configure(builder).getOrCreate()
     if not connect:
         session.sparkContext.setLogLevel("ERROR")
     session.conf.set("spark.sql.shuffle.partitions", "4")
@@ -176,7 +214,10 @@ def deltaspark(tmp_path_factory: pytest.TempPathFactory, run_folder: Path | None
     """delta-spark, the reference implementation, in its own venv and process
     (``tests/deltaspark.py``): the oracle of the two-way conformance tests."""
     answers = None if run_folder is None else run_folder / "delta-spark-answers"
-    oracle = DeltaSpark(tmp_path_factory.mktemp("delta-spark"), answers=answers)
+    python, jars = setup_deltaspark()
+    oracle = DeltaSpark(
+        tmp_path_factory.mktemp("delta-spark"), answers=answers, jvm_options=_archived_options(python, "delta-spark", [jars])
+    )
     yield oracle
     oracle.close()
 

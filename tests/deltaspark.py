@@ -74,7 +74,10 @@ class DeltaSpark:
     ``spark``, ``DeltaTable``, ``F``, ``rows`` and the given variables in scope, and returns
     its ``result``. One request at a time; :meth:`submit` runs one in the background."""
 
-    def __init__(self, workdir: Path, time_zone: str = "UTC", answers: Path | None = None) -> None:
+    def __init__(
+        self, workdir: Path, time_zone: str = "UTC", answers: Path | None = None, jvm_options: str | None = None
+    ) -> None:
+        """``jvm_options``: its JVM's ``SPARK_SUBMIT_OPTS`` instead of this process's."""
         self._kept_answers = answers
         python, jars = setup_deltaspark()
         authkey = secrets.token_bytes(16)
@@ -87,7 +90,9 @@ class DeltaSpark:
             [python, str(SERVER), f"{host}:{port}", authkey.hex(), jars, str(workdir), time_zone],
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env=classic_environment(exclude={"PYSPARK_PYTHON", "PYTHONPATH", "SPARK_HOME"}) | {"PYSPARK_PYTHON": python},
+            env=classic_environment(exclude={"PYSPARK_PYTHON", "PYTHONPATH", "SPARK_HOME"})
+            | {"PYSPARK_PYTHON": python}
+            | ({} if jvm_options is None else {"SPARK_SUBMIT_OPTS": jvm_options}),
             cwd=workdir,
         )
         self._connection = self._accept(timeout=300)

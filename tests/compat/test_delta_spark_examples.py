@@ -18,6 +18,9 @@ import pytest
 
 from sparkdelta.compat import enable
 
+# Their child JVMs start from an archive of their classes (tests/class_archives.py).
+pytestmark = pytest.mark.usefixtures("jvm_class_archive")
+
 EXAMPLES = Path(__file__).parent / "delta_spark" / "examples" / "python"
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 
+# Their child JVMs start from an archive of their classes (tests/class_archives.py).
+pytestmark = pytest.mark.usefixtures("jvm_class_archive")
+
 HERE = Path(__file__).parent
 RUNNER = HERE / "run_delta_spark_suite.py"
 SRC = HERE.parents[1] / "src"

@@ -23,6 +23,9 @@ from lakehouse_oracle import as_multiset
 
 from sparkdelta.lakehouse.warehouse import Location, Warehouse
 
+# Their child JVMs start from an archive of their classes (tests/class_archives.py).
+pytestmark = pytest.mark.usefixtures("jvm_class_archive")
+
 FEED = ["--days", "3", "--rows-per-day", "300", "--seed", "11"]
 _MAIN = "from sparkdelta.lakehouse.cli import main; main()"
 

@@ -50,6 +50,9 @@ from cluster_job import APP_NAME, APPEND, CITIES, EXECUTORS, FIRST_WRITE, REPLAC
 from deltalake import DeltaTable as DeltaRsTable
 from oracles import CONFORMANCE
 
+# Their child JVMs start from an archive of their classes (tests/class_archives.py).
+pytestmark = pytest.mark.usefixtures("jvm_class_archive")
+
 SPARK_HOME = Path(pyspark.__file__).parent
 JOB = Path(__file__).resolve().parents[1] / "cluster_job.py"
 COLUMN_MAPPED = "table-with-columnmapping-mode-name"

@@ -15,7 +15,11 @@ from pathlib import Path
 
 import deltalake
 import pyarrow as pa
+import pytest
 from connect_server import ConnectServer
+
+# Their child JVMs start from an archive of their classes (tests/class_archives.py).
+pytestmark = pytest.mark.usefixtures("jvm_class_archive")
 
 CLIENT = textwrap.dedent(
     """
