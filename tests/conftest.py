@@ -37,7 +37,10 @@ pytest_plugins = ["timing"]
 # CPU before, 142 s and 177 s with the first two (BENCHMARKS.md, "Test suite"). Once the
 # jvm_class_archive fixture has run, they also start from an archive of the classes a Delta
 # workload loads (class_archives.py). A user's SPARK_SUBMIT_OPTS is kept as it is.
+# (pytest-xdist's workers inherit the options this module set in the controller: those are ours.)
 USER_SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS")
+if USER_SUBMIT_OPTS is not None and USER_SUBMIT_OPTS.startswith(BASE_OPTIONS):
+    USER_SUBMIT_OPTS = None
 os.environ.setdefault("SPARK_SUBMIT_OPTS", BASE_OPTIONS)
 
 # delta-spark's own tests, vendored verbatim: tests/compat/test_delta_spark_suite.py runs them
