@@ -286,15 +286,18 @@ class RecordingProxy(_Relay):
                 request = HttpRequest(method, target, headers)
                 with self.lock:
                     self.requests.append(request)
-                body = self._body(reader, headers)
                 canned = self.answer(request) if self.answer else None
                 if canned is not None:
+                    self._body(reader, headers)
                     client.sendall(canned)
                     continue
                 kept = [
                     line for line in lines if line.split(b":", 1)[0].strip().lower().decode("latin-1") not in self.drop_headers
                 ]
-                upstream.sendall(head + b"".join(kept) + b"\r\n" + body)
+                # The head goes first: a client that sent "Expect: 100-continue" (S3A does) holds
+                # its body back until upstream answers it, or for 3 s.
+                upstream.sendall(head + b"".join(kept) + b"\r\n")
+                upstream.sendall(self._body(reader, headers))
         except (OSError, ValueError):
             pass
         finally:
