@@ -288,7 +288,7 @@ class RecordingProxy(_Relay):
                     self.requests.append(request)
                 canned = self.answer(request) if self.answer else None
                 if canned is not None:
-                    self._body(reader, headers)
+                    self._body(reader, headers)  # read off the connection, not forwarded
                     client.sendall(canned)
                     continue
                 kept = [
