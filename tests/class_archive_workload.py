@@ -28,8 +28,11 @@ def _session(kind: str, folder: Path, jars: str) -> Any:
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={folder}")
     )
     if kind == "delta-spark":
+        from deltaspark_server import INTERPRETED  # the oracle's own settings, so its classes are the ones archived
+
         return (
             builder.config("spark.jars", jars)
+            .config(map=INTERPRETED)
             .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
             .config("spark.databricks.delta.snapshotPartitions", "2")

@@ -16,6 +16,12 @@ import sys
 import traceback
 from typing import Any
 
+# The oracle runs its queries interpreted, neither whole stages nor single expressions compiled
+# (the latter a setting Spark's own tests use): its tables hold a few rows, so compiling each new
+# query's code costs more than running it, and what a query answers does not depend on how Spark
+# evaluates it. A fifth to a third less of its CPU over the interop matrix (BENCHMARKS.md).
+INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
 
 def plain(value: Any) -> Any:
     """A Spark value as plain Python: rows and structs become tuples, variants their JSON,
@@ -51,6 +57,7 @@ def main() -> None:
     address, authkey_hex, jars, warehouse, time_zone = sys.argv[1:6]
     spark = (
         SparkSession.builder.master("local[2]")
+        .config(map=INTERPRETED)
         .appName("delta-spark-oracle")
         .config("spark.jars", jars)
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
