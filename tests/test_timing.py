@@ -27,11 +27,6 @@ def test_workers_sharing_the_cores_stretch_the_limit_by_their_sharing_only() -> 
     assert timing.sharing(_config(64)) == (timing.os.cpu_count() or 1)
 
 
-def test_known_slow_tests_do_not_fail_the_pass() -> None:
-    known = next(iter(timing.KNOWN_OVER_BUDGET))
-    assert timing.failing({known: 500.0}, _config(None)) == {}
-
-
 def test_the_controller_merges_and_removes_the_workers_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     record = timing._Record()
     monkeypatch.setattr(timing, "_record", record)

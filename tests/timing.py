@@ -38,14 +38,6 @@ from typing import Any
 import pytest
 
 BUDGET_SECONDS = 60.0
-# Tests measured over the budget that are still to be split or sped up (issue 28), with what
-# they took in the last full run: reported with the others, but they do not fail the run.
-# Nothing may be added here; entries leave as their tests get faster.
-KNOWN_OVER_BUDGET = {
-    "tests/sql/test_sql_scenarios.py::test_every_scenario_statement_runs_and_matches_the_api": 63.6,
-    "tests/spark/test_spark_object_stores.py::test_reads_list_the_table_once_rather_than_ask_about_each_file": 63.6,
-    "tests/lakehouse/test_lakehouse_connect.py::test_run_on_a_connect_server_reports_what_the_classic_run_reports": 94.3,
-}
 FIXTURE_FLOOR_SECONDS = 1.0  # fixture setups shorter than this are not recorded one by one
 REPO = Path(__file__).resolve().parent.parent
 
@@ -190,9 +182,9 @@ def sharing(config: pytest.Config) -> int:
 
 
 def failing(late: dict[str, float], config: pytest.Config) -> dict[str, float]:
-    """The tests over budget that fail the pass: not known, and over it by more than the sharing of cores."""
+    """The tests over budget that fail the pass: over it by more than the sharing of cores."""
     limit = BUDGET_SECONDS * sharing(config)
-    return {test: seconds for test, seconds in late.items() if test not in KNOWN_OVER_BUDGET and seconds > limit}
+    return {test: seconds for test, seconds in late.items() if seconds > limit}
 
 
 def over_budget() -> dict[str, float]:
@@ -262,10 +254,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                 f"{shared} workers share the cores: a test fails the pass past {BUDGET_SECONDS * shared:.0f} s (tests/timing.py)"
             )
         for test, seconds in sorted(late.items(), key=lambda kv: -kv[1]):
-            if test in KNOWN_OVER_BUDGET:
-                why = "  (known, to be split or sped up)"
-            else:
-                why = "  FAILS the pass" if test in fails else "  (within the workers' sharing; over 60 s alone?)"
+            why = "  FAILS the pass" if test in fails else "  (within the workers' sharing; over 60 s alone?)"
             terminalreporter.write_line(f"{seconds:7.1f} s  {test}{why}")
 
 
