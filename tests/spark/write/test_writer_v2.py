@@ -181,6 +181,26 @@ result = {
     "detail": {key: plain(detail.get(key)) for key in keys},
 }
 """
+# delta-spark's side of a scenario, in one round trip: each step in a scope of its own (as
+# ours runs it), the error class it failed with or None, then its table's state (STATE). It
+# depends on nothing sparkdelta does, so the other pass of a run reuses it (DeltaSpark.answer).
+THEIRS = """
+import re
+t, ref = (f"delta.`{path}`", path) if kind == "path" else (name, name)
+failures = []
+for step in steps:
+    scope = {"spark": spark, "DeltaTable": DeltaTable, "F": F, "rows": rows, "plain": plain}
+    try:
+        exec(prelude + step, scope | {"t": t, "path": path, "loc": path + "_external"})
+        failures.append(None)
+    except Exception as exc:
+        found = re.match(error_class, str(exc))
+        failures.append(found.group(1) if found else type(exc).__name__)
+described = {"spark": spark, "DeltaTable": DeltaTable, "rows": rows, "plain": plain, "ref": ref, "ident": t}
+described |= {"is_path": kind == "path", "keys": keys}
+exec(state, described)
+result = (failures, described["result"])
+"""
 DETAIL_KEYS = (
     "format",
     "partitionColumns",
@@ -212,8 +232,11 @@ def ours_run(spark: SparkSession, code: str, **scope: Any) -> Any:
     return env.get("result")
 
 
+ERROR_CLASS = r"\[([A-Z0-9_.]+)\]"
+
+
 def _error_class(message: str) -> str | None:
-    found = re.match(r"\[([A-Z0-9_.]+)\]", message)
+    found = re.match(ERROR_CLASS, message)
     return found.group(1) if found else None
 
 
@@ -233,24 +256,31 @@ class Sides:
     def ident(self, side: str) -> str:
         return f"delta.`{self.paths[side]}`" if self.kind == "path" else self.name
 
-    def step(self, step: Step) -> None:
-        """Run ``step`` on both sides, which must both succeed or both fail with ``step.error``."""
-        code = PRELUDE + step.code
-        errors: dict[str, str | None] = {}
-        for side in ("ours", "theirs"):
-            scope = {"t": self.ident(side), "path": self.paths[side], "loc": self.locations[side]}
-            try:
-                if side == "ours":
-                    ours_run(self.spark, code, **scope)
-                else:
-                    self.deltaspark.run(code, **scope)
-                errors[side] = None
-            except DeltaSparkError as exc:
-                errors[side] = _error_class(exc.message) or exc.kind
-            except Exception as exc:  # noqa: BLE001 - compared below
-                getter = getattr(exc, "getCondition", None)
-                errors[side] = (getter() if callable(getter) else None) or f"{type(exc).__name__}: {exc}"
-        assert errors == {"ours": step.error, "theirs": step.error}, step.code
+    def ours(self, step: Step) -> str | None:
+        """The error class ``step`` fails with on sparkdelta's side, or None."""
+        scope = {"t": self.ident("ours"), "path": self.paths["ours"], "loc": self.locations["ours"]}
+        try:
+            ours_run(self.spark, PRELUDE + step.code, **scope)
+        except Exception as exc:  # noqa: BLE001 - compared by the caller
+            getter = getattr(exc, "getCondition", None)
+            return (getter() if callable(getter) else None) or f"{type(exc).__name__}: {exc}"
+        return None
+
+    def theirs(self, steps: tuple[Step, ...], label: str) -> tuple[list[str | None], dict[str, Any]]:
+        """Each step's error class on delta-spark's side, and its table's state after them (THEIRS),
+        on a table named for ``label`` where the scenario names one."""
+        failures, state = self.deltaspark.answer(
+            THEIRS,
+            Path(self.paths["theirs"]),
+            steps=[step.code for step in steps],
+            prelude=PRELUDE,
+            state=STATE,
+            kind=self.kind,
+            name=f"default.writer_v2_{label}",
+            keys=DETAIL_KEYS,
+            error_class=ERROR_CLASS,
+        )
+        return failures, _normalized(state)
 
     def state(self, side: str) -> dict[str, Any]:
         scope = {"ref": self.ref(side), "ident": self.ident(side), "is_path": self.kind == "path", "keys": DETAIL_KEYS}
@@ -264,9 +294,10 @@ def test_writer_v2_statements_do_what_deltaspark_does(
 ) -> None:
     steps, kind, same_protocol = SCENARIOS[scenario]
     sides = Sides(spark, deltaspark, tmp_path, kind)
-    for step in steps:
-        sides.step(step)
-    ours, theirs = sides.state("ours"), sides.state("theirs")
+    failures, theirs = sides.theirs(steps, scenario)
+    for step, failure in zip(steps, failures, strict=True):
+        assert {"ours": sides.ours(step), "theirs": failure} == {"ours": step.error, "theirs": step.error}, step.code
+    ours = sides.state("ours")
     assert ours["history"] == theirs["history"]
     if not same_protocol:
         assert set(theirs["detail"]["tableFeatures"]) <= set(ours["detail"]["tableFeatures"])
