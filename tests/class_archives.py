@@ -12,9 +12,9 @@ classpath has hadoop-aws first, starts once per pass and goes without.
 An archive is made once per JVM, classpath and workload (``jcmd VM.cds dynamic_dump`` from
 the workload's own JVM, written aside and renamed), and kept in the venv whose pyspark jars
 it holds classes of (a clean clone's ``.venv``; the delta-spark venv in sparkdelta's cache). The JVM checks that its classpath and jars are the ones of the
-archive and quietly ignores an archive that does not match; a JVM given a missing or a torn
-archive file would start without sharing at all, or crash, so an archive is only ever named
-once it is whole and a JVM has opened it. Nothing here touches what the tests test: the
+archive and quietly ignores an archive that does not match; a JVM given a missing archive
+file starts without sharing at all, and a torn one would crash it, so an archive file only
+appears under its name once it is whole and a JVM has opened it. Nothing here touches what the tests test: the
 same classes, from the same jars, only loaded faster. A failure to make an archive is a
 warning, and the tests then run without one.
 """
@@ -26,6 +26,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -81,17 +82,34 @@ def _opens(archive: Path) -> bool:
 
 def class_archive(name: str, python: str, arguments: list[str]) -> Path | None:
     """The archive of ``class_archive_workload.py NAME ... ARGUMENTS`` run by ``python``, made on
-    first use (by one process at a time: both pytest-xdist workers may ask first); None when it
-    cannot be made, with a warning saying why."""
+    first use; None when it cannot be made, with a warning saying why."""
+    archive = _archive_path(name, python, arguments)
+    return archive if archive.exists() or _make(archive, name, python, arguments) else None
+
+
+def class_archive_later(name: str, python: str, arguments: list[str]) -> tuple[Path, threading.Thread | None]:
+    """Where that archive is or will be, and the thread making it if it is not there yet.
+
+    Nobody waits for it: making it takes a minute of a clean clone's run, which the tests'
+    own work overlaps, and a JVM started before it is there starts without one (a JVM given
+    a missing archive goes without sharing)."""
     archive = _archive_path(name, python, arguments)
     if archive.exists():
-        return archive
+        return archive, None
+    making = threading.Thread(target=_make, args=(archive, name, python, arguments), name=f"archive {name}", daemon=True)
+    making.start()
+    return archive, making
+
+
+def _make(archive: Path, name: str, python: str, arguments: list[str]) -> bool:
+    """Make ``archive``, by one process at a time (both pytest-xdist workers may ask first);
+    whether it is there."""
     archive.parent.mkdir(parents=True, exist_ok=True)
     variant = archive.name.rsplit("-", 1)[0]
     with open(archive.parent / f"{variant}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if archive.exists():
-            return archive
+            return True
         torn = archive.with_suffix(".part")
         torn.unlink(missing_ok=True)
         # A classic session of ``python``'s own pyspark, whichever venv this process runs in.
@@ -108,12 +126,12 @@ def class_archive(name: str, python: str, arguments: list[str]) -> Path | None:
                 f"no JVM class archive {name}: the tests' JVMs load their classes from the jars\n{done.stderr[-2000:]}",
                 stacklevel=1,
             )
-            return None
+            return False
         torn.replace(archive)
         for older in archive.parent.glob(f"{variant}-*.jsa"):
             if older != archive:
                 older.unlink(missing_ok=True)
-        return archive
+        return True
 
 
 def submit_options(archive: Path | None) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from class_archives import BASE_OPTIONS, class_archive, submit_options
+from class_archives import BASE_OPTIONS, class_archive, class_archive_later, submit_options
 from deltaspark import DeltaSpark, setup_deltaspark
 
 REPO = Path(__file__).resolve().parent.parent
@@ -159,13 +159,19 @@ def _submit_options(options: str | None) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def jvm_class_archive() -> None:
+def jvm_class_archive() -> Iterator[None]:
     """The child JVMs started after this (examples, CLI runs, drivers of killed streams, which
     inherit this process's environment and have pyspark's own classpath) start from an
-    archive of their classes (class_archives.py)."""
-    options = _archived_options(sys.executable, "sparkdelta", [])
-    if options is not None:
-        os.environ["SPARK_SUBMIT_OPTS"] = options
+    archive of their classes (class_archives.py), once it is made: in a clean clone, while
+    the tests go on."""
+    if USER_SUBMIT_OPTS is not None:
+        yield
+        return
+    archive, making = class_archive_later("sparkdelta", sys.executable, [])
+    os.environ["SPARK_SUBMIT_OPTS"] = submit_options(archive)
+    yield
+    if making is not None:
+        making.join()
 
 
 @pytest.fixture(scope="session")
