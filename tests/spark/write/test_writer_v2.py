@@ -247,7 +247,7 @@ class Sides:
         self.spark, self.deltaspark, self.kind = spark, deltaspark, kind
         suffix = uuid.uuid4().hex[:8]
         self.paths = {side: str(root / side / "t") for side in ("ours", "theirs")}
-        self.locations = {side: str(root / side / "external") for side in ("ours", "theirs")}
+        self.our_location = str(root / "ours" / "external")  # delta-spark's is its path + "_external" (THEIRS)
         self.name = f"default.writer_v2_{suffix}"
 
     def ref(self, side: str) -> str:
@@ -258,7 +258,7 @@ class Sides:
 
     def ours(self, step: Step) -> str | None:
         """The error class ``step`` fails with on sparkdelta's side, or None."""
-        scope = {"t": self.ident("ours"), "path": self.paths["ours"], "loc": self.locations["ours"]}
+        scope = {"t": self.ident("ours"), "path": self.paths["ours"], "loc": self.our_location}
         try:
             ours_run(self.spark, PRELUDE + step.code, **scope)
         except Exception as exc:  # noqa: BLE001 - compared by the caller
