@@ -126,11 +126,12 @@ class MotoServer:
 
 
 def start_moto(log_dir: Path, env: dict[str, str] | None = None) -> MotoServer:
-    """``moto_server`` on 127.0.0.1 and a free port, answering once this returns."""
+    """``moto_server`` on 127.0.0.1 and a free port, answering once this returns; its
+    DynamoDB requests in turn, for DynamoDB's atomic conditional writes (``moto_server.py``)."""
     port = free_port()
     log = log_dir / f"moto-{port}.log"
     process = subprocess.Popen(
-        [str(VENV_BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        [sys.executable, str(Path(__file__).with_name("moto_server.py")), "-H", "127.0.0.1", "-p", str(port)],
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         env={**os.environ, **(env or {})},
