@@ -38,3 +38,20 @@ def test_the_controller_merges_and_removes_the_workers_parts(tmp_path: Path, mon
     timing._merge_worker_parts(tmp_path, "classic")
     assert (record.children.started, record.children.alive, len(record.fixtures)) == (7, 20.0, 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["connect.gw0.json"]
+
+
+def test_a_slower_machine_stretches_the_limit_only_past_the_sharing_of_cores() -> None:
+    two = _config(2)
+    late = {"t::shared": 100.0, "t::slow": 130.0, "t::slower": 200.0}
+    assert timing.failing(late, two, slowdown=0.5) == {"t::slow": 130.0, "t::slower": 200.0}  # a fast day: as before
+    assert timing.failing(late, two, slowdown=1.8) == {"t::slow": 130.0, "t::slower": 200.0}  # within the sharing
+    assert timing.failing(late, two, slowdown=2.5) == {"t::slower": 200.0}  # 150 s
+    assert timing.failing({"t::over": 61.0}, _config(None), slowdown=1.0) == {"t::over": 61.0}
+
+
+def test_the_pace_is_the_median_loop_over_its_time_alone_then() -> None:
+    pace = timing._Pace()
+    assert pace.slowdown() == 1.0  # nothing measured: the budget as it stands
+    pace.samples = [timing.PACE_REFERENCE_SECONDS * f for f in (1.0, 3.0, 2.0)]
+    assert pace.slowdown() == 2.0
+    assert 0 < timing._Pace.loop_seconds() < 10  # the loop runs, and is timed in seconds
