@@ -40,18 +40,36 @@ def test_the_controller_merges_and_removes_the_workers_parts(tmp_path: Path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["connect.gw0.json"]
 
 
-def test_a_slower_machine_stretches_the_limit_only_past_the_sharing_of_cores() -> None:
+def test_a_slower_machine_stretches_the_limit_by_its_slowdown_against_the_reference() -> None:
     two = _config(2)
     late = {"t::shared": 100.0, "t::slow": 130.0, "t::slower": 200.0}
-    assert timing.failing(late, two, slowdown=0.5) == {"t::slow": 130.0, "t::slower": 200.0}  # a fast day: as before
-    assert timing.failing(late, two, slowdown=1.8) == {"t::slow": 130.0, "t::slower": 200.0}  # within the sharing
-    assert timing.failing(late, two, slowdown=2.5) == {"t::slower": 200.0}  # 150 s
-    assert timing.failing({"t::over": 61.0}, _config(None), slowdown=1.0) == {"t::over": 61.0}
+    assert timing.failing(late, two, slowdown=0.5) == {"t::slow": 130.0, "t::slower": 200.0}  # a faster day: as on the reference's
+    assert timing.failing(late, two, slowdown=1.0) == {"t::slow": 130.0, "t::slower": 200.0}
+    assert timing.failing(late, two, slowdown=1.5) == {"t::slower": 200.0}  # past 180 s
+    assert timing.failing({"t::over": 61.0}, _config(None), slowdown=0.4) == {"t::over": 61.0}
 
 
-def test_the_pace_is_the_median_loop_over_its_time_alone_then() -> None:
-    pace = timing._Pace()
-    assert pace.slowdown() == 1.0  # nothing measured: the budget as it stands
-    pace.samples = [timing.PACE_REFERENCE_SECONDS * f for f in (1.0, 3.0, 2.0)]
-    assert pace.slowdown() == 2.0
-    assert 0 < timing._Pace.loop_seconds() < 10  # the loop runs, and is timed in seconds
+def test_the_slowdown_is_the_median_ratio_over_the_files_both_runs_timed() -> None:
+    tests = {
+        "a.py::x": {"setup": 1.0, "call": 19.0, "teardown": 0.0},
+        "a.py::y": {"call": 10.0},
+        "b.py::x": {"call": 40.0},
+        "c.py::x": {"call": 12.0},
+        "d.py::x": {"call": 100.0},
+        "e.py::x": {"call": 33.0},
+        "f.py::x": {"call": 5.0},
+    }
+    by_file = timing.seconds_by_file(tests)
+    assert by_file["a.py"] == 30.0
+    # Ratios 2, 2, 1.2, 10 (one file much slower moves the median little), 3; f.py's 5 s reference is too short to count.
+    reference = {"a.py": 15.0, "b.py": 20.0, "c.py": 10.0, "d.py": 10.0, "e.py": 11.0, "f.py": 1.0, "gone.py": 50.0}
+    assert timing.slowdown(by_file, reference) == 2.0
+    assert timing.slowdown({"a.py": 30.0}, reference) == 1.0  # one folder's run says nothing of the machine
+
+
+def test_the_reference_names_files_of_this_suite_for_both_passes() -> None:
+    reference = json.loads(timing.REFERENCE.read_text())["seconds_by_file"]
+    assert set(reference) == {"classic", "connect"}
+    for files in reference.values():
+        assert len(files) >= timing.REFERENCE_MIN_FILES
+        assert all((timing.REPO / path).is_file() for path in files)

@@ -22,14 +22,16 @@ examples took 61 s that take 27 s alone. So a distributed pass reports every tes
 and fails on those over 60 s times that sharing (``min(workers, cores)``); a pass in one
 process (``SPARKDELTA_TEST_WORKERS=0 scripts/test.sh``, or plain pytest) holds the 60 s itself.
 
-The 60 s are for this machine at the speed it had when the budget was set. Its speed moves
-from day to day: the same commit's classic pass took 22.7 min one day and 57.0 the next,
-every test two and a half times slower, and 13 tests failed the budget that passed it the day
-before (BENCHMARKS.md, "Test suite"). So the process that judges the pass times a fixed
-loop of Python additions every 20 s while the pass runs (``_Pace``); the loop's median
-over its time alone on that machine is the pass's slowdown, and the limit stretches to it when
-it exceeds the sharing of cores (under load the loop shares the cores too, so the two are
-not multiplied). On a machine as fast as then or faster the limit is unchanged.
+The 60 s are for this machine at the speed it had when the budget was set, and its speed
+moves from day to day: the same commit's classic pass took 22.7 min one day and 57.0 the
+next, every test two and a half times slower, and 13 tests failed the budget that passed it
+the day before (BENCHMARKS.md, "Test suite"). So the pass is compared with a reference run
+(``timing_reference.json``: each test file's seconds in a clean clone's ``.ci/run`` on a
+day of the usual speed): the median, over the files both ran for 10 s or more, of this
+pass's seconds over the reference's is the pass's slowdown, and the limit stretches by it
+when it is over 1. A loop of Python additions timed during the pass was tried first and
+does not do: on 2026-12-07 it ran twice as fast as on the reference days while the suite
+ran at their speed. One file that slowed down moves a median of dozens not at all.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ import os
 import subprocess
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -50,12 +51,10 @@ import pytest
 
 BUDGET_SECONDS = 60.0
 FIXTURE_FLOOR_SECONDS = 1.0  # fixture setups shorter than this are not recorded one by one
-PACE_ADDITIONS = 500_000
-PACE_REFERENCE_SECONDS = 0.0575
-"""The loop's time alone on this machine when the budget was set (20 million additions in
-2.3 s, 2026-12-02 to 12-04; 3.5 s on the slow 12-05, 1.1 s on 12-07)."""
-PACE_EVERY_SECONDS = 20.0
+REFERENCE_MIN_SECONDS = 10.0  # files the reference ran for less are too short to time the machine by
+REFERENCE_MIN_FILES = 5  # fewer files in common (a run of one folder) say nothing of the machine
 REPO = Path(__file__).resolve().parent.parent
+REFERENCE = Path(__file__).with_name("timing_reference.json")
 
 
 def record_folder() -> Path:
@@ -78,42 +77,7 @@ class _Record:
     children: _Children = field(default_factory=_Children)
 
 
-class _Pace:
-    """How fast this machine runs Python while the pass runs: a fixed loop timed every
-    ``PACE_EVERY_SECONDS`` in a thread of the judging process, against its time alone then."""
-
-    def __init__(self) -> None:
-        self.samples: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="timing-pace", daemon=True)
-
-    @staticmethod
-    def loop_seconds() -> float:
-        began = time.perf_counter()  # wall time: a core given to others shows as a slower loop
-        total = 0
-        for number in range(PACE_ADDITIONS):
-            total += number
-        return time.perf_counter() - began
-
-    def _run(self) -> None:
-        while True:
-            self.samples.append(self.loop_seconds())
-            if self._stop.wait(PACE_EVERY_SECONDS):
-                return
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def slowdown(self) -> float:
-        """The median loop's time over its time alone then: 2.0 is half the speed."""
-        return round(statistics.median(self.samples) / PACE_REFERENCE_SECONDS, 2) if self.samples else 1.0
-
-
 _record = _Record()
-_pace = _Pace()
 _current_test: list[str] = [""]
 _items: dict[str, pytest.Item] = {}  # this run's tests, by node id
 
@@ -149,8 +113,6 @@ def _distributing(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if _worker() is None:  # the process that judges the pass
-        _pace.start()
     if not _distributing(config):  # the controller's children are the workers, counted by nobody
         _track_children()
     else:  # parts a killed run left behind
@@ -234,10 +196,31 @@ def sharing(config: pytest.Config) -> int:
     return max(1, min(count, cores))
 
 
+def seconds_by_file(tests: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Each test file's seconds: its tests' setups, calls and teardowns summed."""
+    summed: dict[str, float] = {}
+    for test, phases in tests.items():
+        path = test.split("::", 1)[0]
+        summed[path] = summed.get(path, 0.0) + sum(phases.get(p, 0.0) for p in ("setup", "call", "teardown"))
+    return summed
+
+
+def slowdown(by_file: dict[str, float], reference: dict[str, float]) -> float:
+    """How much slower this machine ran the pass than the reference run: the median ratio over
+    the files both have (the reference's of 10 s or more); 1.0 when they share too few."""
+    ratios = [by_file[path] / seconds for path, seconds in reference.items() if seconds >= REFERENCE_MIN_SECONDS and path in by_file]
+    return round(statistics.median(ratios), 2) if len(ratios) >= REFERENCE_MIN_FILES else 1.0
+
+
+def _slowdown(pass_name: str) -> float:
+    reference = json.loads(REFERENCE.read_text())["seconds_by_file"].get(pass_name, {})
+    return slowdown(seconds_by_file(_record.tests), reference)
+
+
 def limit_seconds(config: pytest.Config, slowdown: float) -> float:
-    """Past this a test fails the pass: the budget stretched by the sharing of cores, or by
-    the machine's measured slowdown where that is more."""
-    return BUDGET_SECONDS * max(sharing(config), slowdown)
+    """Past this a test fails the pass: the budget stretched by the sharing of cores, and by
+    the machine's slowdown against the reference run where it is slower."""
+    return BUDGET_SECONDS * sharing(config) * max(1.0, slowdown)
 
 
 def failing(late: dict[str, float], config: pytest.Config, slowdown: float = 1.0) -> dict[str, float]:
@@ -285,34 +268,33 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if _distributing(session.config):
         _merge_worker_parts(folder, name)
-    _pace.stop()
     if not _record.tests:
         return
     folder.mkdir(parents=True, exist_ok=True)
-    late = over_budget()
+    late, slower = over_budget(), _slowdown(name)
     document = {
         "pass": name,
         "wall_seconds": round(time.monotonic() - _record.began, 1),
-        "slowdown": _pace.slowdown(),
+        "slowdown": slower,
         "tests": _record.tests,
         "fixtures": _record.fixtures,
         "children": _children_json(),
         "over_budget": late,
     }
     (folder / f"{name}.json").write_text(json.dumps(document, indent=1))
-    if failing(late, session.config, _pace.slowdown()) and session.exitstatus == 0:
+    if failing(late, session.config, slower) and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     late = over_budget()
     if late:
-        shared, slowdown = sharing(config), _pace.slowdown()
-        fails = failing(late, config, slowdown)
+        shared, slower = sharing(config), _slowdown(_pass_name(config))
+        fails = failing(late, config, slower)
         terminalreporter.section(f"tests over the {BUDGET_SECONDS:.0f} s budget (benchmarks belong in benchmarks/)", red=True)
         terminalreporter.write_line(
-            f"{shared} worker(s) sharing the cores, the machine at 1/{slowdown:.2f} of the budget's speed: "
-            f"a test fails the pass past {limit_seconds(config, slowdown):.0f} s (tests/timing.py)"
+            f"{shared} worker(s) sharing the cores, the files {slower:.2f} times the reference run's seconds: "
+            f"a test fails the pass past {limit_seconds(config, slower):.0f} s (tests/timing.py)"
         )
         for test, seconds in sorted(late.items(), key=lambda kv: -kv[1]):
             why = "  FAILS the pass" if test in fails else "  (within the limit; over 60 s alone?)"
@@ -330,7 +312,7 @@ def summary_line(document: dict[str, Any]) -> str:
     counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))
     children = document["children"]
     late = f"; {len(document['over_budget'])} over the budget" if document["over_budget"] else ""
-    pace = f" at 1/{document['slowdown']:.2f} of the budget's speed" if "slowdown" in document else ""
+    pace = f", {document['slowdown']:.2f} times the reference's seconds" if "slowdown" in document else ""
     return (
         f"{document['pass']}: {len(document['tests'])} tests ({counts}) in {document['wall_seconds'] / 60:.1f} min{pace}; "
         f"{starts:.0f} s starting shared services ({slowest}); {children['started']} child processes, "
