@@ -27,7 +27,7 @@ class DynamoDbInTurn(DomainDispatcherApplication):
         if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
             with self._dynamodb:
                 return list(super().__call__(environ, start_response))  # the body made under the lock
-        return super().__call__(environ, start_response)  # type: ignore[no-any-return]
+        return super().__call__(environ, start_response)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from typing import Any
 
 import pytest
 
-VENV_BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
 REGION = "us-east-1"
 

@@ -61,7 +61,7 @@ def test_the_slowdown_is_the_median_ratio_over_the_files_both_runs_timed() -> No
     }
     by_file = timing.seconds_by_file(tests)
     assert by_file["a.py"] == 30.0
-    # Ratios 2, 2, 1.2, 10 (one file much slower moves the median little), 3; f.py's 5 s reference is too short to count.
+    # Ratios 2, 2, 1.2, 10 (one file much slower moves the median little), 3; f.py's 1 s reference is too short to count.
     reference = {"a.py": 15.0, "b.py": 20.0, "c.py": 10.0, "d.py": 10.0, "e.py": 11.0, "f.py": 1.0, "gone.py": 50.0}
     assert timing.slowdown(by_file, reference) == 2.0
     assert timing.slowdown({"a.py": 30.0}, reference) == 1.0  # one folder's run says nothing of the machine
