@@ -39,6 +39,7 @@ from ...kernel import Snapshot
 from ...kernel.file_actions import file_paths
 from ...kernel.scan import DELETION_VECTOR, PARTITION_VALUES
 from ..paths import absolute_paths, is_object_store, read_path, scan_options, spark_file_uris, spark_lists
+from ..projection import quote, select_as
 from ..pyspark_classes import is_connect
 from ..server_paths import check_server_sees
 from ..worker.deletion_vectors import DELETED_FILE_ID, DELETED_WORD, MASK
@@ -170,11 +171,10 @@ def read_files(
     if not mapped and not need_lookup and not with_row_index and not pc.any(has_dv).as_py():
         return _scan(spark, snapshot, files, read_fields)  # already the table's names, types and order
     data = _scan_without_deleted_rows(spark, snapshot, files, read_fields, has_dv, need_lookup, with_row_index)
-    # Renaming nested physical names needs a cast; otherwise the scan already has the table's types.
-    columns: dict[str, Column] = {
-        logical.name: (_col(physical.name).cast(logical.dataType) if mapped else _col(physical.name)).alias(
-            logical.name, metadata=logical.metadata
-        )
+    # Each output column's source and cast: renaming nested physical names needs a cast;
+    # otherwise the scan already has the table's types and the read's field metadata.
+    sources: dict[str, tuple[str, DataType | None]] = {
+        logical.name: (physical.name, logical.dataType if mapped else None)
         for logical, physical in zip([*data_fields, *extra_fields], read_fields, strict=True)
     }
     if need_lookup:
@@ -182,12 +182,16 @@ def read_files(
         values = pa.Table.from_struct_array(files.column(PARTITION_VALUES))
         for name in file_columns:
             values = values.append_column(name, files.column(name))
-        lookup = spark.createDataFrame(values.append_column(_LOOKUP_KEY, keys))
-        lookup = lookup.select(
-            F.col(_LOOKUP_KEY),
-            F.lit(True).alias(_MATCHED),
-            *[_col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields if f.name.lower() in partition_names],
-            *[_col(name) for name in file_columns],
+        values = values.append_column(_MATCHED, pa.repeat(True, files.num_rows))
+        partitions = [f for f in schema.fields if f.name.lower() in partition_names]
+        lookup = select_as(
+            spark.createDataFrame(values.append_column(_LOOKUP_KEY, keys)),
+            [
+                (_LOOKUP_KEY, _LOOKUP_KEY, None),
+                (_MATCHED, _MATCHED, None),
+                *[(f.name, f.name, f.dataType) for f in partitions],
+                *[(name, name, None) for name in file_columns],
+            ],
         )
         data = data.join(F.broadcast(lookup), F.col(_FILE_KEY) == F.col(_LOOKUP_KEY), "left")
         unmatched = F.raise_error(
@@ -199,15 +203,19 @@ def read_files(
                 ),
             )
         )
-        for f in schema.fields:
-            if f.name.lower() in partition_names:
-                columns[f.name] = (
-                    F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name, metadata=f.metadata)
-                )
-        for name in file_columns:
-            columns[name] = F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(name)).alias(name)
-    row_index = [F.col(_ROW_INDEX).alias(ROW_INDEX_COLUMN)] if with_row_index else []
-    return data.select(*[columns[f.name] for f in output], *[columns[name] for name in file_columns], *row_index)
+        checked = {
+            **{f.name: F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name, metadata=f.metadata) for f in partitions},
+            **{name: F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(name)) for name in file_columns},
+        }
+        data = data.withColumns(checked)
+        sources.update({name: (name, None) for name in checked})
+    row_index: list[tuple[str, str, DataType | None]] = [(ROW_INDEX_COLUMN, _ROW_INDEX, None)] if with_row_index else []
+    passed: list[tuple[str, str, DataType | None]] = [(name, name, None) for name in file_columns]
+    read = select_as(data, [(f.name, *sources[f.name]) for f in output] + passed + row_index)
+    described = [f for f in [*data_fields, *extra_fields] if f.metadata] if mapped else []
+    if described:  # a cast drops field metadata
+        read = read.withColumns({f.name: read[quote(f.name)].alias(f.name, metadata=f.metadata) for f in described})
+    return read
 
 
 def _file_keys(root: str, files: pa.Table) -> pa.Array:

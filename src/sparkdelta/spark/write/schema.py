@@ -6,14 +6,14 @@ ids in its nested fields that incoming data never has, and that is no mismatch.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from ...exceptions import DeltaAnalysisException
 from ...kernel.column_mapping import INTERNAL_FIELD_KEYS
 from ...kernel.features import GENERATION_EXPRESSION
 from ...kernel.schema import parse_schema
+from ..projection import select_as
 from .generated import generated_value
 
 # Field metadata a DataFrame may carry from the table it was read from, which belongs to
@@ -115,10 +115,6 @@ def check_schema(table: StructType, data: StructType, where: str) -> None:
     raise DeltaAnalysisException(" ".join(lines), errorClass="DELTA_METADATA_MISMATCH")
 
 
-def _quoted(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
-
-
 def aligned(df: DataFrame, schema: StructType) -> DataFrame:
     """Rows in the table's column order, names and types.
 
@@ -127,14 +123,7 @@ def aligned(df: DataFrame, schema: StructType) -> DataFrame:
     """
     present = {f.name.lower(): f.name for f in df.schema.fields}
     computed = [f for f in schema.fields if GENERATION_EXPRESSION in f.metadata and f.name.lower() not in present]
-    columns = []
-    for field in schema.fields:
-        if field in computed:
-            continue
-        source = present.get(field.name.lower())
-        value = _quoted(source) if source else F.lit(None)
-        columns.append(value.cast(field.dataType).alias(field.name))
-    rows = df.select(*columns)
+    rows = select_as(df, [(f.name, present.get(f.name.lower()), f.dataType) for f in schema.fields if f not in computed])
     if not computed:
         return rows
-    return rows.withColumns({f.name: generated_value(f) for f in computed}).select(*[_quoted(f.name) for f in schema.fields])
+    return select_as(rows.withColumns({f.name: generated_value(f) for f in computed}), [(f.name, f.name, None) for f in schema.fields])
