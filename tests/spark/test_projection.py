@@ -35,7 +35,7 @@ from pyspark.sql.types import (
     VariantType,
 )
 
-from sparkdelta.spark.projection import select_as, type_sql
+from sparkdelta.spark.projection import select_as, type_sql, with_field_metadata
 
 _NESTED = StructType(
     [
@@ -126,3 +126,16 @@ def test_values_survive_the_round_trip(spark: SparkSession) -> None:
         [("d", "v", DecimalType(10, 3)), ("t", "t", TimestampNTZType())],
     ).collect()[0]
     assert row == (Decimal("12.345"), dt.datetime(2024, 5, 6, 7, 8, 9, 500000))
+
+
+def test_field_metadata_is_set_by_name_and_kept_elsewhere(source: DataFrame) -> None:
+    """On either kind of session (a Connect server drops an alias's metadata in ``withColumns``)."""
+    described = source.withMetadata("id", {"comment": "the key"})
+    names = described.columns
+    relabelled = with_field_metadata(described, names, {"a.b": {"comment": "dotted"}, "t s": {"k": 1}})
+    assert relabelled.columns == names
+    assert {f.name: f.metadata for f in relabelled.schema.fields if f.metadata} == {
+        "id": {"comment": "the key"},
+        "a.b": {"comment": "dotted"},
+        "t s": {"k": 1},
+    }

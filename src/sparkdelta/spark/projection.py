@@ -17,6 +17,7 @@ Columns for those.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -114,3 +115,16 @@ def select_as(df: DataFrame, columns: Sequence[tuple[str, str | None, DataType |
             text = quote(temporary)
         texts.append(f"{text} AS {quote(name)}")
     return (df.withColumns(unspelled) if unspelled else df).selectExpr(*texts)
+
+
+def with_field_metadata(df: DataFrame, names: Sequence[str], metadata: dict[str, dict[str, Any]]) -> DataFrame:
+    """``df`` (whose columns are ``names``) with the field metadata of the columns ``metadata``
+    names replaced by it, in one projection.
+
+    A Spark Connect server drops the metadata of an alias given to ``withColumns``; a
+    ``select`` keeps it, on either kind of session.
+    """
+    if not metadata:
+        return df
+    columns = [df[quote(name)] for name in names]
+    return df.select(*[c.alias(n, metadata=metadata[n]) if n in metadata else c for n, c in zip(names, columns, strict=True)])

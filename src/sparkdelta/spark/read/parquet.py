@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
+from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
@@ -39,7 +39,7 @@ from ...kernel import Snapshot
 from ...kernel.file_actions import file_paths
 from ...kernel.scan import DELETION_VECTOR, PARTITION_VALUES
 from ..paths import absolute_paths, is_object_store, read_path, scan_options, spark_file_uris, spark_lists
-from ..projection import quote, select_as
+from ..projection import quote, select_as, with_field_metadata
 from ..pyspark_classes import is_connect
 from ..server_paths import check_server_sees
 from ..worker.deletion_vectors import DELETED_FILE_ID, DELETED_WORD, MASK
@@ -77,10 +77,6 @@ _LISTED_SCAN_MAX_FILES = 1000
 # ...on local disk from this many, when each listed folder holds this many of them on average.
 _LISTED_SCAN_MIN_LOCAL_FILES = 1000
 _FILES_PER_LISTED_FOLDER = 50
-
-
-def _col(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def spark_schema(snapshot: Snapshot) -> StructType:
@@ -177,13 +173,13 @@ def read_files(
         logical.name: (physical.name, logical.dataType if mapped else None)
         for logical, physical in zip([*data_fields, *extra_fields], read_fields, strict=True)
     }
+    partitions = [f for f in schema.fields if f.name.lower() in partition_names]
     if need_lookup:
         keys = _file_keys(root, files)
         values = pa.Table.from_struct_array(files.column(PARTITION_VALUES))
         for name in file_columns:
             values = values.append_column(name, files.column(name))
         values = values.append_column(_MATCHED, pa.repeat(True, files.num_rows))
-        partitions = [f for f in schema.fields if f.name.lower() in partition_names]
         lookup = select_as(
             spark.createDataFrame(values.append_column(_LOOKUP_KEY, keys)),
             [
@@ -203,19 +199,18 @@ def read_files(
                 ),
             )
         )
-        checked = {
-            **{f.name: F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(f.name)).alias(f.name, metadata=f.metadata) for f in partitions},
-            **{name: F.when(F.col(_MATCHED).isNull(), unmatched).otherwise(_col(name)) for name in file_columns},
-        }
-        data = data.withColumns(checked)
+        checked = [f.name for f in partitions] + list(file_columns)
+        no_match = F.col(_MATCHED).isNull()
+        data = data.withColumns({name: F.when(no_match, unmatched).otherwise(data[quote(name)]) for name in checked})
         sources.update({name: (name, None) for name in checked})
     row_index: list[tuple[str, str, DataType | None]] = [(ROW_INDEX_COLUMN, _ROW_INDEX, None)] if with_row_index else []
     passed: list[tuple[str, str, DataType | None]] = [(name, name, None) for name in file_columns]
-    read = select_as(data, [(f.name, *sources[f.name]) for f in output] + passed + row_index)
-    described = [f for f in [*data_fields, *extra_fields] if f.metadata] if mapped else []
-    if described:  # a cast drops field metadata
-        read = read.withColumns({f.name: read[quote(f.name)].alias(f.name, metadata=f.metadata) for f in described})
-    return read
+    columns = [(f.name, *sources[f.name]) for f in output] + passed + row_index
+    read = select_as(data, columns)
+    # The field metadata the casts of column mapping and the partition values' lookup left out.
+    relabelled = {f.name for f in partitions} | ({f.name for f in [*data_fields, *extra_fields]} if mapped else set())
+    metadata = {f.name: f.metadata for f in output if f.metadata and f.name in relabelled}
+    return with_field_metadata(read, [name for name, _, _ in columns], metadata)
 
 
 def _file_keys(root: str, files: pa.Table) -> pa.Array:

@@ -186,7 +186,7 @@ def read_target(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> Dat
     """Rows of ``files`` (scan files of ``snapshot``), with ``FILE_PATH_COLUMN`` and ``ROW_INDEX_COLUMN``."""
     labelled = files.append_column(FILE_PATH_COLUMN, files.column("path"))
     rows = read_files(spark, snapshot, labelled, file_columns=[FILE_PATH_COLUMN], with_row_index=True)
-    if ROW_INDEX_COLUMN not in rows.columns:  # read_files' empty result for no files lacks it
+    if not files.num_rows:  # read_files' empty result for no files lacks it (asking Spark for the columns costs a schema)
         rows = rows.withColumn(ROW_INDEX_COLUMN, F.lit(None).cast("long"))
     return rows
 

@@ -174,14 +174,17 @@ def output_columns(plan: MergePlan, copies: bool = True) -> list[Column]:
     Generated columns a clause leaves out are computed afterwards (``with_generated``).
     """
     action = F.col(ACTION)
+    clauses = plan.clauses if copies else plan.not_matched
+    chosen = {clause.code: action == clause.code for clause in clauses}  # made once: each Column is JVM calls
     columns = []
     for target_field in plan.schema.fields:
         value: Column | None = None
-        for clause in plan.clauses if copies else plan.not_matched:
+        for clause in clauses:
             given = clause.values.get(target_field.name)
             if given is None:
                 continue
-            value = F.when(action == clause.code, given) if value is None else value.when(action == clause.code, given)
+            is_chosen = chosen[clause.code]
+            value = F.when(is_chosen, given) if value is None else value.when(is_chosen, given)
         old = plan.old_value(target_field) if copies else F.lit(None).cast(target_field.dataType)
         columns.append((old if value is None else value.otherwise(old)).alias(target_field.name))
     return columns
