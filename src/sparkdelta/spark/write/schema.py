@@ -126,4 +126,5 @@ def aligned(df: DataFrame, schema: StructType) -> DataFrame:
     rows = select_as(df, [(f.name, present.get(f.name.lower()), f.dataType) for f in schema.fields if f not in computed])
     if not computed:
         return rows
-    return select_as(rows.withColumns({f.name: generated_value(f) for f in computed}), [(f.name, f.name, None) for f in schema.fields])
+    with_generated = rows.withColumns({f.name: generated_value(f) for f in computed})
+    return select_as(with_generated, [(f.name, f.name, None) for f in schema.fields])
