@@ -202,7 +202,7 @@ def read_files(
         checked = [f.name for f in partitions] + list(file_columns)
         no_match = F.col(_MATCHED).isNull()
         data = data.withColumns({name: F.when(no_match, unmatched).otherwise(data[quote(name)]) for name in checked})
-        sources.update({name: (name, None) for name in checked})
+        sources.update({f.name: (f.name, None) for f in partitions})  # the file columns follow the table's
     row_index: list[tuple[str, str, DataType | None]] = [(ROW_INDEX_COLUMN, _ROW_INDEX, None)] if with_row_index else []
     passed: list[tuple[str, str, DataType | None]] = [(name, name, None) for name in file_columns]
     columns = [(f.name, *sources[f.name]) for f in output] + passed + row_index
