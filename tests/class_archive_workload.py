@@ -35,7 +35,7 @@ def _session(kind: str, folder: Path, jars: str) -> Any:
             .config(map=INTERPRETED)
             .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-            .config("spark.databricks.delta.snapshotPartitions", "2")
+            .config("spark.databricks.delta.snapshotPartitions", "1")
             .getOrCreate()
         )
     import sparkdelta
