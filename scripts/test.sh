@@ -6,8 +6,8 @@
 # fixtures and the fixed paths of delta-spark's examples; each worker starts the session-wide
 # services it needs): on two, this machine's two cores sat idle about a seventh of a pass while
 # tests waited on streams' triggers and child processes, and a third fills that (BENCHMARKS.md,
-# "Test suite"). Files go out longest first, and the lakehouse's two share one worker and its
-# pipeline runs (tests/scheduling.py). Each pass prints its 30 slowest tests and setups, and
+# "Test suite"); the lakehouse's two files share one worker and its pipeline runs
+# (tests/scheduling.py). Each pass prints its 30 slowest tests and setups, and
 # records every test's time in .test-times/ (tests/timing.py); the last lines sum up each pass.
 # SPARKDELTA_TEST_WORKERS=0 runs a pass in one process. The passes share a temporary folder for
 # what the second may copy from the first (delta-spark's own tables and its answers about them).

@@ -27,8 +27,8 @@ from deltaspark import DeltaSpark, setup_deltaspark
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Where the time goes, and the per-test budget (tests/timing.py); the order pytest-xdist's
-# workers get the files in (tests/scheduling.py).
+# Where the time goes, and the per-test budget (tests/timing.py); the files pytest-xdist
+# hands to one worker together (tests/scheduling.py).
 pytest_plugins = ["timing", "scheduling"]
 
 # Every JVM the tests start through spark-submit (this run's session, the delta-spark oracle,
