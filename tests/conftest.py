@@ -239,8 +239,9 @@ from object_stores import azurite, moto_s3  # noqa: E402,F401
 @pytest.fixture(scope="session")
 def baseline(spark: pyspark.sql.SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Any:  # noqa: F821
     """The lakehouse tests' shared batch runs (``tests/lakehouse/lakehouse_baseline.py``), built
-    once per session; the files that use it run on one pytest-xdist worker (``tests/scheduling.py``). Here, not in a ``tests/lakehouse/conftest.py``: the tests import this
-    module as ``conftest``, and a second one would shadow it."""
+    once per session; the files that use it run on one pytest-xdist worker (``tests/scheduling.py``).
+    Here, not in a ``tests/lakehouse/conftest.py``: the tests import this module as ``conftest``,
+    and a second one would shadow it."""
     from lakehouse_baseline import build_baseline  # on the path once tests/lakehouse is collected
 
     return build_baseline(spark, tmp_path_factory.mktemp("lakehouse") / "warehouse")
