@@ -87,13 +87,13 @@ def test_a_protocol_action_cannot_drop_features_or_dodge_the_gate(tmp_path: Path
                 "protocol": {
                     "minReaderVersion": 1,
                     "minWriterVersion": 7,
-                    "writerFeatures": ["domainMetadata", "rowTracking"],
+                    "writerFeatures": ["domainMetadata", "allowColumnDefaults"],
                 }
             }
         )
         + "\n"
     )
-    with pytest.raises(UnsupportedFeatureError, match="rowTracking"):
+    with pytest.raises(UnsupportedFeatureError, match="allowColumnDefaults"):
         table.transaction().commit([Protocol(1, 2), add("c.parquet")], "WRITE")
 
 

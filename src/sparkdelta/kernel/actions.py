@@ -267,6 +267,8 @@ class RemoveFile:
     stats: str | None = None
     tags: dict[str, str] | None = None
     deletion_vector: dict[str, Any] | None = None
+    base_row_id: int | None = None
+    default_row_commit_version: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _drop_none(
@@ -280,6 +282,8 @@ class RemoveFile:
                 "stats": self.stats,
                 "tags": self.tags,
                 "deletionVector": self.deletion_vector,
+                "baseRowId": self.base_row_id,
+                "defaultRowCommitVersion": self.default_row_commit_version,
             }
         )
 

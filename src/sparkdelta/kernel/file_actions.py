@@ -26,7 +26,7 @@ def file_paths(files: pa.Table) -> list[str]:
 
 
 def add_actions(files: pa.Table, data_change: bool = True) -> list[AddFile]:
-    """Adds re-adding ``files`` as they are (stats, tags and deletion vectors kept)."""
+    """Adds re-adding ``files`` as they are (stats, tags, deletion vectors and row ids kept)."""
     return [
         AddFile(
             f["path"],
@@ -37,6 +37,9 @@ def add_actions(files: pa.Table, data_change: bool = True) -> list[AddFile]:
             f.get("stats"),
             dict(f["tags"]) if f.get("tags") else None,
             _vector(f.get("deletionVector")),
+            f.get("baseRowId"),
+            f.get("defaultRowCommitVersion"),
+            f.get("clusteringProvider"),
         )
         for f in files.to_pylist()
     ]
@@ -56,6 +59,8 @@ def remove_actions(files: pa.Table, data_change: bool, now_ms: int | None = None
             f.get("stats"),
             dict(f["tags"]) if f.get("tags") else None,
             _vector(f.get("deletionVector")),
+            f.get("baseRowId"),
+            f.get("defaultRowCommitVersion"),
         )
         for f in files.to_pylist()
     ]

@@ -3,7 +3,7 @@
 New metadata can turn features on (a property, a constraint, a ``timestamp_ntz`` column,
 column mapping); the same commit must then raise the protocol to support them, and
 mapped columns must have ids and physical names before any data file is written with
-them. Writers call ``prepare`` before writing data; the transaction calls it again at
+them, and a table supporting row tracking names its materialized columns. Writers call ``prepare`` before writing data; the transaction calls it again at
 commit time, where it is a no-op for metadata already prepared.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import column_mapping
+from . import column_mapping, row_tracking
 from .actions import Metadata, Protocol
 from .protocol import required_protocol, without_protocol_properties
 
@@ -27,6 +27,7 @@ def prepare(
     """
     assigned = column_mapping.assign(metadata, previous, overwrite_schema)
     needed = required_protocol(assigned, protocol)
+    assigned = row_tracking.with_column_names(assigned, previous, needed)
     stored = without_protocol_properties(assigned.configuration)
     if stored != assigned.configuration:
         assigned = replace(assigned, configuration=stored)

@@ -56,6 +56,8 @@ KERNEL_READER_FEATURES = frozenset(
 # property and records ``delta.typeChanges`` (``spark/alter.py``); files keep their types.
 # Identity columns: the engine generates the values and moves the high-water marks
 # (``spark/write/identity.py``); RESTORE and CLONE keep marks from going back (``identity.py``).
+# Row tracking: every commit assigns row ids and moves the mark (``row_tracking.py``); rewrites
+# of a table with it enabled preserve ids in the materialized columns (``spark/row_tracking.py``).
 KERNEL_WRITER_FEATURES = frozenset(
     {
         "appendOnly",
@@ -77,6 +79,7 @@ KERNEL_WRITER_FEATURES = frozenset(
         "variantType-preview",
         "typeWidening",
         "typeWidening-preview",
+        "rowTracking",
     }
 )
 

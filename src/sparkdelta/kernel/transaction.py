@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import __version__
-from . import column_mapping, manifest
+from . import column_mapping, manifest, row_tracking
 from .actions import (
     Action,
     DomainMetadata,
@@ -105,6 +105,8 @@ class Transaction:
         self.dropping_feature: str | None = None
         self.state = CommitState.NOT_ATTEMPTED
         self.committed_version: int | None = None
+        # The row-id high-water mark as of the last version seen (the read one, then winners').
+        self._row_id_mark = row_tracking.high_water_mark(read_snapshot.domain_metadata) if read_snapshot else row_tracking.NO_ROWS
 
     @property
     def may_discard_files(self) -> bool:
@@ -184,6 +186,7 @@ class Transaction:
             changes_metadata=metadata is not None,
             changes_protocol=protocol is not None,
         )
+        assigns_row_ids = row_tracking.assigns_ids(effective_protocol, effective_metadata)
         ict_enabled = _ict_enabled(effective_metadata) and is_feature_enabled(effective_protocol, "inCommitTimestamp")
         ict_newly_enabled = (
             ict_enabled
@@ -221,6 +224,8 @@ class Transaction:
                 }
                 enabled = replace(metadata, configuration={**metadata.configuration, **enablement})
                 attempt_actions = [enabled if a is metadata else a for a in actions]
+            if assigns_row_ids:
+                attempt_actions = row_tracking.assign(attempt_actions, self._row_id_mark, attempt_version, self.table_root)
             body = "".join(action_line(a) + "\n" for a in attempt_actions)
             data = (_commit_info_line(info) + "\n" + body).encode()
             if not self._write_commit(attempt_version, data):
@@ -376,6 +381,9 @@ class Transaction:
                 metadata.partition_columns,
                 self.table_root,
             )
+            winner_mark = row_tracking.winner_mark(winner.domains)
+            if winner_mark is not None:
+                self._row_id_mark = max(self._row_id_mark, winner_mark)
             version += 1
 
     def _previous_commit_timestamp(self, version: int) -> int:

@@ -148,7 +148,7 @@ def test_merge_schema_with_a_timestamp_ntz_column_upgrades_the_protocol_in_the_s
     assert deltalake.DeltaTable(path).to_pyarrow_table().sort_by("id").to_pylist() == expected
 
 
-@pytest.mark.parametrize(("key", "feature"), [("delta.enableRowTracking", "rowTracking")])
+@pytest.mark.parametrize(("key", "feature"), [("delta.enableIcebergCompatV2", "icebergCompatV2")])
 def test_features_we_cannot_write_are_refused_by_name(spark: SparkSession, tmp_path: Path, key: str, feature: str) -> None:
     path = str(tmp_path / "t")
     with pytest.raises(UnsupportedFeatureError, match=f"table feature\\(s\\) {feature}"):
@@ -600,9 +600,9 @@ def test_builder_refusals(spark: SparkSession, tmp_path: Path) -> None:
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").addColumn("ID", "INT")
     with pytest.raises(InvalidTablePropertyError, match="delta.appendOnly"):
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").property("delta.appendOnly", "maybe").execute()
-    with pytest.raises(UnsupportedFeatureError, match="rowTracking"):
+    with pytest.raises(UnsupportedFeatureError, match="icebergCompatV2"):
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT").property(
-            "delta.enableRowTracking", "true"
+            "delta.enableIcebergCompatV2", "true"
         ).execute()
     with pytest.raises(TypeError, match="nullable must be a bool"):
         DeltaTableBuilder(spark, "create").location(path).addColumn("id", "INT", nullable="no")  # type: ignore[arg-type]

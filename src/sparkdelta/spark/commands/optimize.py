@@ -47,6 +47,7 @@ from ...kernel.protocol import require_writable
 from ...kernel.scan import DELETION_VECTOR, PARTITION_VALUES, partition_keys
 from ..conf import OPTIMIZE_MAX_FILE_SIZE, get_int
 from ..paths import qualified
+from .. import row_tracking
 from ..read.parquet import read_files, spark_schema
 from ..write.dataframe import discard_uncommitted, record_counts, remove_unreferenced, write_table_files
 from ..write.overwrite import files_in_partitions
@@ -369,7 +370,11 @@ def optimize(
         }
         try:
             commit = transaction.commit(
-                [*remove_actions(chosen, data_change=False), *adds], "REORG" if purge else "OPTIMIZE", parameters, commit_metrics
+                [*remove_actions(chosen, data_change=False), *adds],
+                "REORG" if purge else "OPTIMIZE",
+                parameters,
+                commit_metrics,
+                tags=row_tracking.commit_tags(snapshot) or None,
             )
         except BaseException:
             discard_uncommitted(transaction, table.storage, table.root, adds)
@@ -394,8 +399,10 @@ def _rewrite(
     keys = _hash_keys(spark, len(bins)) if not z_order else list(range(len(bins)))
     labels = pa.array([keys[n] for n, b in enumerate(bins) for _ in b], pa.int64())
     chosen = files.take(pa.array(order, pa.int64())).append_column(_BIN, labels)
-    rows = read_files(spark, snapshot, chosen, file_columns=[_BIN])
-    columns = [F.col(f"`{f}`") for f in spark_schema(snapshot).fieldNames()]
+    tracked = row_tracking.preserves(snapshot)  # compacted rows keep their ids and versions
+    read = row_tracking.read_with_row_tracking if tracked else read_files
+    rows = read(spark, snapshot, chosen, file_columns=[_BIN])
+    columns = [F.col(f"`{f}`") for f in spark_schema(snapshot).fieldNames()] + [F.col(c) for c in row_tracking.COLUMNS if tracked]
     if not z_order:
         rows = rows.repartition(len(bins), F.col(_BIN))
     else:

@@ -83,6 +83,7 @@ from .idempotent import AppTransaction, already_committed, app_transaction, set_
 from .identity import identity_bounds, identity_overflow, missing_identity_columns, refuse_explicit_insert, with_identity_values
 from .overwrite import files_in_partitions, files_to_replace
 from .post_commit import run_post_commit_hooks
+from ..row_tracking import materialized
 from .schema import aligned as aligned_rows
 from .schema import check_schema, delta_schema_json, merge_schemas, new_table_schema
 from .stats import column_bounds, file_stats
@@ -668,13 +669,16 @@ def write_table_files(
     deletes them with ``remove_unreferenced``. ``metadata`` is one the same commit sets (a
     MERGE's evolved schema), else the snapshot's. ``tracked``: identity columns whose bounds
     in the new files the caller commits as high-water marks (a MERGE that generated values).
+    Rows carrying row-tracking columns (``spark/row_tracking.py``) keep their ids and
+    versions in the table's materialized columns.
     """
     metadata = metadata or snapshot.metadata
     schema = StructType.fromJson(metadata.schema.to_json())
     checks = table_constraints(schema, metadata.configuration) + generated_checks(schema, {c.lower() for c in df.columns})
-    rows = enforce(aligned_rows(df, schema), checks)
+    df, written = materialized(df, schema, metadata)
+    rows = enforce(aligned_rows(df, written), checks)
     layout = _layout(df.sparkSession, schema, metadata, snapshot.table_root, tracked=tracked)
-    return _write_job(rows, snapshot.storage, snapshot.table_root, layout, data_change, schema, metadata.configuration)
+    return _write_job(rows, snapshot.storage, snapshot.table_root, layout, data_change, written, metadata.configuration)
 
 
 def write_change_files(df: DataFrame, snapshot: Snapshot, metadata: Metadata | None = None) -> list[AddCDCFile]:

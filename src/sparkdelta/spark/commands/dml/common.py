@@ -66,6 +66,7 @@ from ...expressions import resolve_condition
 from ...job_tags import tagged
 from ...read.parquet import read_files
 from ...read.predicates import Condition, kernel_predicate, table_schema
+from ...row_tracking import commit_tags, preserves, read_with_row_tracking
 from ...write.dataframe import (
     CHANGE_TYPE_COLUMN,
     keep_uncommitted,
@@ -183,8 +184,11 @@ def rows_written(adds: list[AddFile]) -> int:
 
 
 def read_target(spark: SparkSession, snapshot: Snapshot, files: pa.Table) -> DataFrame:
-    """Rows of ``files`` (scan files of ``snapshot``), with ``FILE_PATH_COLUMN`` and ``ROW_INDEX_COLUMN``."""
+    """Rows of ``files`` (scan files of ``snapshot``), with ``FILE_PATH_COLUMN`` and ``ROW_INDEX_COLUMN``,
+    and with row tracking enabled each row's id and version (``spark/row_tracking.py``)."""
     labelled = files.append_column(FILE_PATH_COLUMN, files.column("path"))
+    if preserves(snapshot):
+        return read_with_row_tracking(spark, snapshot, labelled, file_columns=[FILE_PATH_COLUMN], with_row_index=True)
     rows = read_files(spark, snapshot, labelled, file_columns=[FILE_PATH_COLUMN], with_row_index=True)
     if not files.num_rows:  # read_files' empty result for no files lacks it (asking Spark for the columns costs a schema)
         rows = rows.withColumn(ROW_INDEX_COLUMN, F.lit(None).cast("long"))
@@ -433,6 +437,7 @@ class DmlCommit:
         all_metrics["executionTimeMs"] = int((time.monotonic() - self._started) * 1000)
         try:
             actions, tags = marks_committed(self.actions, self._metadata, self._identity_bounds)
+            tags = {**(tags or {}), **commit_tags(self.snapshot)} or None
             if self._txn is not None:
                 actions = [set_transaction(self.spark, self.transaction, self._txn), *actions]
             user_metadata = get_str(self.spark, USER_METADATA)  # delta-spark records it on every commit

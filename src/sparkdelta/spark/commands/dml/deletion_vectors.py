@@ -197,6 +197,8 @@ def store_deletion_vectors(spark: SparkSession, snapshot: Snapshot, files: pa.Ta
                 _wide_bounds(file["stats"], total),
                 dict(file["tags"]) if file["tags"] else None,
                 cast(DeletionVectorDescriptor, descriptor).to_dict(),
+                file.get("baseRowId"),  # the same rows: their row ids and commit versions stay
+                file.get("defaultRowCommitVersion"),
             )
         )
     return DeletedRows(

@@ -49,6 +49,7 @@ from ....exceptions import DeltaUnsupportedOperationException
 from ....kernel import Snapshot
 from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from ...conf import MERGE_MATERIALIZE_SOURCE, get_str
+from ... import row_tracking
 from ...read.parquet import read_files
 from ...write.checkpoint import checkpointed
 from ...write.identity import with_identity_values
@@ -339,7 +340,8 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
     vectors = deletion_vectors_enabled(snapshot)
     changes = change_data_feed_enabled(snapshot)
     addressed = vectors or changes
-    target = read_target(spark, snapshot, touched) if addressed else read_files(spark, snapshot, touched)
+    tracked = row_tracking.preserves(snapshot)
+    target = read_target(spark, snapshot, touched) if addressed or tracked else read_files(spark, snapshot, touched)
     inserts, unmatched = bool(plan.not_matched), bool(plan.not_matched_by_source)
     if vectors:  # only changed and new rows are written: the narrowest join that has them
         how = {(False, False): "inner", (True, False): "left", (False, True): "right", (True, True): "full"}[(inserts, unmatched)]
@@ -353,15 +355,20 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
         columns += [plan.old_value(f).alias(f"{_OLD}{i}") for i, f in enumerate(plan.schema.fields)]
     if addressed:
         columns += [F.col(FILE_PATH_COLUMN), F.col(ROW_INDEX_COLUMN)]
+    if tracked:  # a copied row keeps its id and version, an updated one its id, an inserted one neither
+        copied = F.col(ACTION) == COPY
+        version = F.when(copied, F.col(row_tracking.ROW_COMMIT_VERSION)).alias(row_tracking.ROW_COMMIT_VERSION)
+        columns += [F.col(row_tracking.ROW_ID), version]
     numbered = numbering(plan)
     staged = with_identity_values(with_generated(plan, frame.select(*columns)), plan.schema, numbered)
     names = [F.col(quoted(f.name)) for f in plan.schema.fields]
+    kept = names + [F.col(c) for c in (row_tracking.COLUMNS if tracked else ())]  # what the written rows carry
     removed = [DROP, *_codes(plan, "delete")]
     if not addressed:  # one job: the write, counting actions as it goes
         observation = Observation("merge_rows")
         staged = staged.observe(observation, *_code_counts(plan))
         dml.remove_files(touched)
-        dml.add_rows(_partitioned(staged.where(~F.col(ACTION).isin(removed)).select(*names), dml.snapshot), list(numbered))
+        dml.add_rows(_partitioned(staged.where(~F.col(ACTION).isin(removed)).select(*kept), dml.snapshot), list(numbered))
         # Lost when every row was deleted: the deletes are counted again then.
         counts.add(plan, _by_code(observation, lambda: _count_by_code(staged)))
         _correct_deletes(counts, extra)
@@ -377,7 +384,7 @@ def _rewrite(dml: DmlCommit, plan: MergePlan, snapshot: Snapshot, touched: pa.Ta
         else:
             dml.remove_files(touched)
             written = staged.where(~F.col(ACTION).isin(removed))
-        dml.add_rows(_partitioned(written.select(*names), dml.snapshot), list(numbered))
+        dml.add_rows(_partitioned(written.select(*kept), dml.snapshot), list(numbered))
         if changes:  # from the same cached rows: their identity values are the ones written
             dml.add_changes(_change_rows(plan, staged, names, dedupe=extra > 0))
     finally:

@@ -24,6 +24,7 @@ from ....exceptions import DeltaAnalysisException
 from ....kernel import Snapshot, Table
 from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from ....kernel.features import GENERATION_EXPRESSION
+from ... import row_tracking
 from ...read.parquet import spark_schema, without_field_metadata
 from ...write.generated import generated_value
 from ...write.identity import refuse_update
@@ -83,11 +84,14 @@ def _recomputed(snapshot: Snapshot, values: dict[str, Column]) -> list[StructFie
     return [f for f in spark_schema(snapshot).fields if GENERATION_EXPRESSION in f.metadata and f.name not in values]
 
 
-def _updated(rows: DataFrame, values: dict[str, Column], generated: list[StructField], only_hits: bool) -> DataFrame:
+def _updated(
+    rows: DataFrame, values: dict[str, Column], generated: list[StructField], only_hits: bool, tracked: bool = False
+) -> DataFrame:
     """``rows`` with the assignments applied (to rows flagged ``_HIT`` only, if ``only_hits``).
 
     All assignments read the old values (one projection); generated columns are then
-    computed from the new ones.
+    computed from the new ones. ``tracked``: the rows carry row tracking's columns, and updated
+    ones keep their ids and take the commit's version.
     """
 
     def pick(new: Column, name: str) -> Column:
@@ -95,7 +99,8 @@ def _updated(rows: DataFrame, values: dict[str, Column], generated: list[StructF
 
     assigned = rows.withColumns({name: pick(value, name) for name, value in values.items()}) if values else rows
     # Connect's withColumns refuses an empty mapping.
-    return assigned.withColumns({f.name: pick(generated_value(f), f.name) for f in generated}) if generated else assigned
+    computed = assigned.withColumns({f.name: pick(generated_value(f), f.name) for f in generated}) if generated else assigned
+    return row_tracking.updated(computed, F.col(_HIT) if only_hits else None) if tracked else computed
 
 
 def update(
@@ -106,6 +111,7 @@ def update(
     snapshot = table.snapshot()
     values = _assignments(spark, snapshot, assignments)
     generated = _recomputed(snapshot, values)
+    tracked = row_tracking.preserves(snapshot)
     parameters = {"predicate": json.dumps([condition_sql(spark, snapshot, condition)] if condition is not None else [])}
     with DmlCommit(spark, table, snapshot, "UPDATE", parameters) as dml:
         if dml.already_committed():
@@ -119,7 +125,7 @@ def update(
                 touched = dml.delete_rows(candidates, hits).touched
                 if touched.num_rows:
                     old = read_target(spark, snapshot, touched).where(matched(condition))
-                    dml.add_rows(_updated(old, values, generated, only_hits=False))
+                    dml.add_rows(_updated(old, values, generated, only_hits=False, tracked=tracked))
             copied = 0
         else:
             with dml.timed("scanTimeMs", "finding the files to update"):
@@ -129,7 +135,7 @@ def update(
                 with dml.timed("rewriteTimeMs", "rewriting the files"):
                     dml.remove_files(touched)
                     rows = read_target(spark, snapshot, touched).withColumn(_HIT, matched(condition))
-                    written = rows_written(dml.add_rows(_updated(rows, values, generated, only_hits=True)))
+                    written = rows_written(dml.add_rows(_updated(rows, values, generated, only_hits=True, tracked=tracked)))
                     copied = written - int(pc.sum(touched.column(MATCHED_ROWS_COLUMN)).as_py() or 0)
         updated = int(pc.sum(touched.column(MATCHED_ROWS_COLUMN)).as_py() or 0) if touched.num_rows else 0
         if change_data_feed_enabled(snapshot) and touched.num_rows:
