@@ -42,6 +42,17 @@ class Feature:
     change_feed: bool = False
     # Columns whose values each writer picks by itself (none so far).
     writer_chosen: tuple[str, ...] = field(default=())
+    # Whether rows' ids and commit versions (``_metadata.row_id``...) must be the same at every version.
+    row_ids: bool = False
+    # The shuffle partitions both writers run the statements with (None: each session's own). Fresh
+    # row ids follow the written files' layout, which each engine picks: alike with one partition.
+    shuffle_partitions: int | None = None
+    # Statements (by position) that make more than one commit, and how many.
+    commits: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def last_version(self) -> int:
+        return sum(self.commits.get(i, 1) for i in range(len(self.statements))) - 1
 
 
 FEATURES: dict[str, Feature] = {
@@ -168,10 +179,34 @@ FEATURES: dict[str, Feature] = {
     "row_tracking": Feature(
         (
             "CREATE TABLE {t} (id INT, v STRING) USING delta TBLPROPERTIES ('delta.enableRowTracking'='true')",
-            "INSERT INTO {t} VALUES (1,'a'),(2,'b')",
-            "UPDATE {t} SET v = 'c' WHERE id = 1",
+            "INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c')",
+            "INSERT INTO {t} VALUES (4,'d')",
+            "UPDATE {t} SET v = 'x' WHERE id = 1",
+            "DELETE FROM {t} WHERE id = 2",
+            "OPTIMIZE {t}",
+            "MERGE INTO {t} AS t USING (SELECT 3 AS id, 'm' AS v UNION ALL SELECT 9, 'n') AS s ON t.id = s.id"
+            " WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+            "RESTORE TABLE {t} TO VERSION AS OF 4",
+            "INSERT INTO {t} VALUES (5,'e')",
         ),
-        refused_by_sparkdelta="rowTracking",
+        row_ids=True,
+    ),
+    # Row tracking turned on for a table with files: delta-spark's three commits (the protocol,
+    # the backfill of the files' row ids, the property), then DML with deletion vectors.
+    "row_tracking_backfill": Feature(
+        (
+            "CREATE TABLE {t} (id BIGINT, g INT) USING delta TBLPROPERTIES ('delta.enableDeletionVectors'='true')",
+            "INSERT INTO {t} SELECT id, CAST(id % 7 AS INT) FROM range(0, 300, 1, 2)",
+            "DELETE FROM {t} WHERE g = 3",
+            "ALTER TABLE {t} SET TBLPROPERTIES ('delta.enableRowTracking'='true')",
+            "UPDATE {t} SET g = 10 WHERE id % 10 = 1",
+            "MERGE INTO {t} AS t USING (SELECT id, 0 AS g FROM range(290, 310)) AS s ON t.id = s.id"
+            " WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+            "DELETE FROM {t} WHERE id % 50 = 2",
+        ),
+        row_ids=True,
+        shuffle_partitions=1,
+        commits={3: 3},
     ),
     "in_commit_timestamps": Feature(
         (
@@ -193,9 +228,25 @@ FEATURES: dict[str, Feature] = {
     ),
 }
 
+SHUFFLE = "spark.sql.shuffle.partitions"
+
 READ_VERSION = """
 df = spark.read.format("delta").option("versionAsOf", version).load(path)
 result = (rows(df), [(f.name, f.dataType.simpleString(), f.nullable) for f in df.schema.fields])
+"""
+
+# Every version's rows with their ids and commit versions, as delta-spark reads them (where
+# row tracking is enabled: before, delta-spark has no such fields).
+ROW_IDS = """
+result = []
+for version in range(versions):
+    df = spark.read.format("delta").option("versionAsOf", version).load(path)
+    try:
+        result.append(rows(df.select("*", "_metadata.row_id", "_metadata.row_commit_version")))
+    except Exception as error:
+        if "FIELD_NOT_FOUND" not in str(error):
+            raise
+        result.append(("not enabled", rows(df)))
 """
 
 HISTORY = """
@@ -279,14 +330,33 @@ class Written:
             self._answers[name] = pickle.loads((kept / "answers.pickle").read_bytes())  # noqa: S301 - this run's
             self._done["delta-spark", name] = str(path)
             return str(path)
-        table = self._write("delta-spark", name, lambda sql: self.deltaspark.run("spark.sql(sql)", sql=sql))
+        run = f"""
+before = spark.conf.get("{SHUFFLE}")
+spark.conf.set("{SHUFFLE}", partitions or before)
+try:
+    spark.sql(sql)
+finally:
+    spark.conf.set("{SHUFFLE}", before)
+"""
+        partitions = FEATURES[name].shuffle_partitions
+        table = self._write("delta-spark", name, lambda sql: self.deltaspark.run(run, sql=sql, partitions=partitions))
         if kept is not None:
             shutil.rmtree(kept, ignore_errors=True)  # a pass stopped between the copy and the first answer
             shutil.copytree(table, kept / "table")
         return table
 
     def by_sparkdelta(self, name: str) -> str:
-        return self._write("sparkdelta", name, self.spark.sql)
+        partitions = FEATURES[name].shuffle_partitions
+
+        def run(sql: str) -> None:
+            before = self.spark.conf.get(SHUFFLE)
+            self.spark.conf.set(SHUFFLE, partitions or before)
+            try:
+                self.spark.sql(sql)
+            finally:
+                self.spark.conf.set(SHUFFLE, before)
+
+        return self._write("sparkdelta", name, run if partitions else self.spark.sql)
 
     def _write(self, writer: str, name: str, run: Callable[[str], Any]) -> str:
         if (writer, name) not in self._done:
@@ -365,7 +435,7 @@ READ_CASES = [
 def test_deltaspark_writes_sparkdelta_reads(name: str, spark: SparkSession, deltaspark: DeltaSpark, written: Written) -> None:
     path = written.by_deltaspark(name)
     last = latest_version(path)
-    assert last == len(FEATURES[name].statements) - 1, "one commit per statement"
+    assert last == FEATURES[name].last_version, "one commit per statement, or as many as the feature says"
     for version in range(last + 1):
         theirs = written.reference_answer(READ_VERSION, path=path, version=version)
         assert ours_at(spark, path, version) == theirs, f"{name} at version {version}"
@@ -387,6 +457,10 @@ def test_sparkdelta_writes_deltaspark_reads(name: str, spark: SparkSession, delt
         theirs_of_ours = deltaspark.run(READ_VERSION, path=ours, version=version)
         assert theirs_of_ours == written.reference_answer(READ_VERSION, path=reference, version=version), f"{name} at {version}"
         assert ours_at(spark, ours, version) == theirs_of_ours
+    if feature.row_ids:
+        versions = latest_version(ours) + 1
+        same_ids = deltaspark.run(ROW_IDS, path=ours, versions=versions)
+        assert same_ids == written.reference_answer(ROW_IDS, path=reference, versions=versions), "the same row ids"
     history = deltaspark.run(HISTORY, path=ours)
     assert our_history(spark, ours) == history, "both read sparkdelta's history the same"
     assert history == written.reference_answer(HISTORY, path=reference), "sparkdelta's commits say what delta-spark's say"

@@ -19,12 +19,17 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .actions import Action, AddFile, DomainMetadata, Metadata, Protocol
+import pyarrow.compute as pc
+
+from .actions import Action, AddFile, DomainMetadata, Metadata, Protocol, RemoveFile
 from .errors import InvalidTableOperationError
 from .features import is_true
 from .protocol import writer_features
+
+if TYPE_CHECKING:
+    from .snapshot import Snapshot
 
 FEATURE = "rowTracking"
 DOMAIN = "delta.rowTracking"
@@ -97,6 +102,21 @@ def with_column_names(metadata: Metadata, previous: Metadata | None, protocol: P
         if key not in config:
             config[key] = earlier.get(key) or f"{prefix}{uuid.uuid4()}"
     return metadata if config == metadata.configuration else replace(metadata, configuration=config)
+
+
+def check_enablement(actions: Sequence[Action], snapshot: Snapshot, protocol: Protocol, metadata: Metadata) -> None:
+    """Refuse a commit that turns row tracking on while files of ``snapshot`` it keeps have no row ids
+    (the spec's rule: a backfill gives them ids first, ``row_tracking_backfill.py``)."""
+    if not is_enabled(protocol, metadata) or is_true(snapshot.configuration, ENABLE) or snapshot.metadata.id != metadata.id:
+        return
+    files = snapshot.active_files(["path", "baseRowId"])
+    without = {str(p) for p in files.filter(pc.is_null(files.column("baseRowId"))).column("path").to_pylist()}
+    without -= {a.path for a in actions if isinstance(a, (AddFile, RemoveFile))}
+    if without:
+        raise InvalidTableOperationError(
+            f"{snapshot.table_root} (version {snapshot.version}): cannot set {ENABLE}: {len(without)} file(s) have no row "
+            f"ids yet (e.g. {min(without)}); ALTER TABLE ... SET TBLPROPERTIES ('{ENABLE}' = 'true') gives them ids first"
+        )
 
 
 def _num_records(add: AddFile, table: str) -> int:

@@ -168,6 +168,8 @@ class Transaction:
         if metadata is not None:
             column_mapping.validate(metadata, self._previous_metadata(metadata), self.table_root)
             manifest.check_properties(metadata, self.read_snapshot)
+            if self.read_snapshot is not None:
+                row_tracking.check_enablement(actions, self.read_snapshot, effective_protocol, metadata)
         # As delta-spark's ``assertRemovable``: the table as read decides (a replace may turn it on).
         self._check_append_only(actions, self.read_snapshot.metadata if self.read_snapshot else effective_metadata)
         self._check_domains(actions, effective_protocol)

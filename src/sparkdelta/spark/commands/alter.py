@@ -50,6 +50,7 @@ def commit_metadata(
     checked: Snapshot | None = None,
     snapshot: Snapshot | None = None,
     description: str | None | _Unchanged = UNCHANGED,
+    tags: dict[str, str] | None = None,
 ) -> CommandResult:
     """Commit ``change(configuration, schema) -> (configuration, schema)`` as new metadata (no metrics, as delta-spark's).
 
@@ -58,7 +59,7 @@ def commit_metadata(
     rows the change was validated against: the commit then depends on all of them, so a
     concurrent append refuses it rather than slip unchecked rows past it. ``snapshot`` is
     the one the change was worked out against, when it only read the schema. ``description``
-    replaces the table's description (its comment) when given.
+    replaces the table's description (its comment) when given; ``tags`` go to the commitInfo.
     """
     snapshot = checked or snapshot or table.snapshot()
     require_writable(snapshot.protocol, snapshot.metadata, table.root)
@@ -80,7 +81,7 @@ def commit_metadata(
     transaction = table.transaction(read_snapshot=snapshot)
     if checked is not None:
         transaction.mark_read_whole_table()
-    return CommandResult(transaction.commit(actions, operation, parameters), {})
+    return CommandResult(transaction.commit(actions, operation, parameters, tags=tags), {})
 
 
 def _field(schema: StructType, path: list[str], where: str) -> tuple[StructType, StructField]:

@@ -17,10 +17,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
 from ...exceptions import DeltaAnalysisException, DeltaParseException, DeltaUnsupportedOperationException
-from ...kernel import Table
+from ...kernel import Table, row_tracking
 from ...kernel.clustering import CLUSTERING_FEATURE
 from ...kernel.command_result import CommandResult
 from ...kernel.protocol import FEATURE_PROP_PREFIX
+from ...kernel.row_tracking_backfill import backfill, turns_on
 from ...kernel.table_properties import normalize_properties
 from ..conf import ALLOW_ARBITRARY_PROPERTIES, get_bool
 from ..write.constraints import CONSTRAINT_PREFIX
@@ -68,12 +69,18 @@ def set_properties(spark: SparkSession, table: Table, properties: dict[str, str]
         recorded.update({key: value} if key == COMMENT else normalize_properties({key: value}, table.root, allow))
     configuration = {k: v for k, v in recorded.items() if k != COMMENT}
     description = recorded.get(COMMENT, UNCHANGED)
+    tags = None
+    snapshot = table.snapshot()
+    if turns_on(snapshot.configuration, {**snapshot.configuration, **configuration}):
+        backfill(table, snapshot)  # every file gets row ids first, as delta-spark does it
+        tags = {row_tracking.ENABLEMENT_ONLY_TAG: "true"} if list(recorded) == [row_tracking.ENABLE] else None
     return commit_metadata(
         table,
         lambda conf, schema: ({**conf, **configuration}, schema),
         "SET TBLPROPERTIES",
         {"properties": _compact(recorded)},
         description=description,
+        tags=tags,
     )
 
 
