@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -269,3 +270,22 @@ def test_compacted_log_files_are_used(tmp_path: Path) -> None:
     assert [d.kind.value for d in snapshot.segment.deltas] == ["commit", "compaction"]
     assert snapshot.num_files == 3
     assert table.snapshot(2).num_files == 2, "a compaction reaching past the version is not used"
+
+
+def test_a_table_built_again_at_the_same_path_is_never_read_from_the_log_cache(tmp_path: Path) -> None:
+    """Commits of the same sizes and (backdated) times at the same path: the second table's own are read."""
+    path = tmp_path / "t"
+    first = create(path)
+    append(first, "one")
+    stamps = (1_600_000_000_000, 1_600_000_001_000)
+    for version, millis in enumerate(stamps):
+        set_commit_mtime(first, version, millis)
+    sizes = [os.path.getsize(f"{first.log_dir}/{v:020d}.json") for v in range(2)]
+    assert first.snapshot().file_paths() == ["p=a/one.parquet"]
+    shutil.rmtree(path)
+    second = create(path)
+    append(second, "two")
+    for version, millis in enumerate(stamps):
+        set_commit_mtime(second, version, millis)
+    assert [os.path.getsize(f"{second.log_dir}/{v:020d}.json") for v in range(2)] == sizes, "the same sizes, or no test"
+    assert Table(str(path)).snapshot().file_paths() == ["p=a/two.parquet"]

@@ -369,6 +369,27 @@ def test_the_second_conditional_put_is_refused(moto_s3: MotoServer) -> None:
     assert storage.read(f"s3://{bucket}/t/v") == b"first"
 
 
+def test_a_table_built_again_at_the_same_key_is_never_read_from_the_log_cache(moto_s3: MotoServer) -> None:
+    """S3's one-second ``Last-Modified``: a table deleted and written again within the second, with
+    commits of the same sizes, is read as itself (the cache keys commits on their ETags too)."""
+    bucket = moto_s3.new_bucket("rebuilt")
+    url = f"s3://{bucket}/t"
+    for _ in range(5):  # until both tables' commits share their second
+        built = []
+        for name in ("one", "two"):
+            for key in moto_s3.keys(bucket, "t/"):
+                moto_s3.client().delete_object(Bucket=bucket, Key=key)
+            table = Table(url, storage_options=moto_s3.options)
+            create(table)
+            table.transaction().commit([put_parquet(table, f"p=a/{name}.parquet", [1])], "WRITE")
+            listed = [(f.size, f.modification_time) for f in table.storage.list_from(f"{url}/_delta_log/0")]
+            built.append((listed, Table(url, storage_options=moto_s3.options).snapshot().file_paths()))
+        if built[0][0] == built[1][0]:
+            break
+    assert built[0][0] == built[1][0], "the same sizes and times, or no test"
+    assert [paths for _, paths in built] == [["p=a/one.parquet"], ["p=a/two.parquet"]]
+
+
 def test_a_commit_that_loses_the_race_rebases_or_conflicts(moto_s3: MotoServer) -> None:
     url = f"s3://{moto_s3.new_bucket('race')}/t"
     table = Table(url, storage_options=moto_s3.options)

@@ -208,6 +208,13 @@ class StoreSettings:
     retry: dict[str, Any]
 
 
+def _status(path: str, meta: Any) -> FileStatus:
+    """A listed object; its ETag (or version) tells it apart from another written at the same key
+    with the same size within the same second of ``Last-Modified``."""
+    identity = meta.get("e_tag") or meta.get("version")
+    return FileStatus(path, int(meta["size"]), int(meta["last_modified"].timestamp() * 1000), identity)
+
+
 def _duration(key: str, value: str) -> timedelta:
     """``100ms``, ``30s``, ``5m``, ``1h`` or a plain number of seconds."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
@@ -540,7 +547,7 @@ class ObjectStoreStorage(Storage):
                     f"{self.table_root}: {self._where(url)} listed {directory} out of name order ({previous} before {relative})"
                 )
             previous = relative
-            yield FileStatus(f"{directory}/{relative}", int(meta["size"]), int(meta["last_modified"].timestamp() * 1000))
+            yield _status(f"{directory}/{relative}", meta)
 
     def list_tree(self, directory: str, descend: Callable[[str], bool]) -> Iterator[FileStatus]:
         """The whole prefix in one recursive listing, filtered by ``descend`` on each folder."""
@@ -548,7 +555,7 @@ class ObjectStoreStorage(Storage):
         for relative, meta in self._list("list", base):
             *folders, _ = relative.split("/")
             if all(descend(folder) for folder in folders):
-                yield FileStatus(f"{base}/{relative}", int(meta["size"]), int(meta["last_modified"].timestamp() * 1000))
+                yield _status(f"{base}/{relative}", meta)
 
     def put_if_absent(self, path: str, data: bytes) -> None:
         """A single conditional PUT (never multipart, whose completion is not conditional everywhere).

@@ -96,8 +96,14 @@ def _read_checkpoint(storage: Storage, log_dir: str, part: LogFile) -> list[Acti
     return batches
 
 
+_Key = tuple[str, int, int, str | None]
+
+
 class _ParsedLogCache:
-    """Parsed log files by (path, size, mtime): commits never change once written.
+    """Parsed log files by (path, size, mtime, identity): commits never change once written.
+
+    The identity (``FileStatus.identity``) keeps a table deleted and built again at the same
+    path, whose commits may have the same sizes and times, from being read from the cache.
 
     Successive snapshots of a table (every transaction takes one) then parse only the
     commits that are new. Checkpoints hold the whole file state, so few are kept.
@@ -105,16 +111,16 @@ class _ParsedLogCache:
 
     def __init__(self, max_commits: int = 512, max_checkpoints: int = 2) -> None:
         self._limits = {False: max_commits, True: max_checkpoints}
-        self._entries: dict[bool, OrderedDict[tuple[str, int, int], list[ActionBatch]]] = {
+        self._entries: dict[bool, OrderedDict[_Key, list[ActionBatch]]] = {
             False: OrderedDict(),
             True: OrderedDict(),
         }
-        self._damaged: dict[tuple[str, int, int], Exception] = {}
+        self._damaged: dict[_Key, Exception] = {}
         self._lock = threading.Lock()
 
     @staticmethod
-    def _key(file: LogFile) -> tuple[str, int, int]:
-        return (file.path, file.status.size, file.status.modification_time)
+    def _key(file: LogFile) -> _Key:
+        return (file.path, file.status.size, file.status.modification_time, file.status.identity)
 
     def mark_damaged(self, file: LogFile, cause: Exception) -> None:
         """Remember a checkpoint that failed to decode, and why, so later snapshots skip it at once."""

@@ -31,15 +31,25 @@ from types import MappingProxyType
 
 @dataclass(frozen=True, slots=True)
 class FileStatus:
-    """One listed file: full path, size in bytes, modification time in epoch millis."""
+    """One listed file: full path, size in bytes, modification time in epoch millis, and what
+    tells it apart from another file written at the same path with the same size and time
+    (``identity``: the store's ETag or version, a local file's inode and change time; None
+    where the store gives neither)."""
 
     path: str
     size: int
     modification_time: int
+    identity: str | None = None
 
     @property
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
+
+
+def _local_status(path: str, stat: os.stat_result) -> FileStatus:
+    # A modification time can be set back to anything; the change time cannot, and a file
+    # written anew (even into a reused inode) gets a new one.
+    return FileStatus(path, stat.st_size, int(stat.st_mtime * 1000), f"{stat.st_ino}:{stat.st_ctime_ns}")
 
 
 class Storage(ABC):
@@ -148,7 +158,7 @@ class LocalStorage(Storage):
         entries.sort(key=lambda e: e.name)
         for entry in entries:
             stat = entry.stat()
-            yield FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000))
+            yield _local_status(entry.path, stat)
 
     def list_tree(self, directory: str, descend: Callable[[str], bool]) -> Iterator[FileStatus]:
         """Level by level, each level's directories scanned in parallel (``scandir`` releases the GIL)."""
@@ -240,5 +250,5 @@ def _scan(directory: str) -> tuple[list[FileStatus], list[tuple[str, str]]]:
             subdirectories.append((entry.name, entry.path))
         elif entry.is_file(follow_symlinks=False):
             stat = entry.stat()
-            files.append(FileStatus(entry.path, stat.st_size, int(stat.st_mtime * 1000)))
+            files.append(_local_status(entry.path, stat))
     return files, subdirectories
