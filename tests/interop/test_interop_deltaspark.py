@@ -29,6 +29,7 @@ from deltaspark import DeltaSpark, keep, plain, rows
 from pyspark.sql import SparkSession
 
 from sparkdelta.kernel import Table
+from sparkdelta.kernel.checksum import mismatches, read_checksum
 from sparkdelta.tables import DeltaTable
 
 
@@ -280,6 +281,15 @@ changes = spark.sql(f"SELECT * FROM table_changes_by_path('{path}', 0)")
 result = rows(changes.drop(*dropped))
 """
 
+# delta-spark's own validation of a table's latest checksum file against its replayed state.
+CHECKSUM = """
+delta_log = spark._jvm.org.apache.spark.sql.delta.DeltaLog
+delta_log.clearCache()
+snapshot = delta_log.forTable(spark._jsparkSession, path).unsafeVolatileSnapshot()
+no_context = getattr(getattr(spark._jvm.scala.collection.immutable, "Map$"), "MODULE$").empty()
+result = (snapshot.version(), snapshot.checksumOpt().isDefined(), snapshot.validateChecksum(no_context))
+"""
+
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 VACUUM_DRY_RUN = "VACUUM delta.`{path}` RETAIN 0 HOURS DRY RUN"
 
@@ -436,9 +446,15 @@ def test_deltaspark_writes_sparkdelta_reads(name: str, spark: SparkSession, delt
     path = written.by_deltaspark(name)
     last = latest_version(path)
     assert last == FEATURES[name].last_version, "one commit per statement, or as many as the feature says"
+    checked = 0
     for version in range(last + 1):
         theirs = written.reference_answer(READ_VERSION, path=path, version=version)
         assert ours_at(spark, path, version) == theirs, f"{name} at version {version}"
+        recorded = read_checksum(Table(path).storage, path, version)  # delta-spark writes none for some (RESTORE)
+        if recorded is not None:
+            assert mismatches(Table(path).snapshot(version), recorded) == [], f"{name}'s checksum of version {version}"
+            checked += 1
+    assert checked, "delta-spark's checksums are read and agree"
     assert our_history(spark, path) == written.reference_answer(HISTORY, path=path)
     assert_same_answers(spark, deltaspark, path, FEATURES[name])
 
@@ -461,6 +477,7 @@ def test_sparkdelta_writes_deltaspark_reads(name: str, spark: SparkSession, delt
         versions = latest_version(ours) + 1
         same_ids = deltaspark.run(ROW_IDS, path=ours, versions=versions)
         assert same_ids == written.reference_answer(ROW_IDS, path=reference, versions=versions), "the same row ids"
+    assert deltaspark.run(CHECKSUM, path=ours) == (latest_version(ours), True, True), "delta-spark validates our checksum"
     history = deltaspark.run(HISTORY, path=ours)
     assert our_history(spark, ours) == history, "both read sparkdelta's history the same"
     assert history == written.reference_answer(HISTORY, path=reference), "sparkdelta's commits say what delta-spark's say"

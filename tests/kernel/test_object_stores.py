@@ -725,12 +725,13 @@ def test_the_conditional_write_probe_runs_once_per_bucket(moto_s3: MotoServer) -
             ("PUT", True, True),
             ("POST", False, False),
             ("PUT", False, True),
-        ]  # POST ?delete: the probe
+            ("PUT", False, True),
+        ]  # POST ?delete: the probe; then the commit and its checksum
         Table(table.root, storage_options={**moto_s3.options, "aws_endpoint_url": proxy.endpoint}).transaction().commit(
             [add("p=a/x.parquet")], "WRITE"
         )
         assert not [r for r in proxy.take() if "write-probe" in r.target or "?delete" in r.target]
-        assert moto_s3.keys(bucket) == ["t/_delta_log/00000000000000000000.json", "t/_delta_log/00000000000000000001.json"]
+        assert moto_s3.keys(bucket) == [f"t/_delta_log/{v:020d}.{kind}" for v in (0, 1) for kind in ("crc", "json")]
     finally:
         proxy.close()
 

@@ -159,7 +159,7 @@ def _monotonic_commit_times(files: list[LogFile]) -> dict[int, int]:
 
 
 def cleanup_expired_logs(storage: Storage, snapshot: Snapshot, now_ms: int | None = None, retention_ms: int | None = None) -> int:
-    """Delete commits and checkpoints older than ``delta.logRetentionDuration``.
+    """Delete commits, checkpoints and version checksums older than ``delta.logRetentionDuration``.
 
     Only files below the newest checkpoint that is itself older than the cutoff go, so
     every version newer than the cutoff keeps a checkpoint and contiguous commits.
@@ -193,11 +193,11 @@ def cleanup_expired_logs(storage: Storage, snapshot: Snapshot, now_ms: int | Non
             storage.delete(f.path)
             deleted += 1
     for status in storage.list_from(f"{log_dir}/."):
+        # Hadoop's ``.N.json.crc`` beside commits, and the version checksums ``N.crc``.
         name = status.name
-        if name.startswith(".") and name.endswith(".crc"):
-            version_part = name[1:21]
-            if version_part.isdigit() and int(version_part) < boundary:
-                storage.delete(status.path)
+        version_part = name[1:21] if name.startswith(".") else name[:20]
+        if name.endswith(".crc") and version_part.isdigit() and int(version_part) < boundary:
+            storage.delete(status.path)
     if deleted:
         log.info("%s: removed %d expired log files below version %d", snapshot.table_root, deleted, boundary)
     return deleted

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import pyarrow.compute as pc
 
+from .checksum import read_checksum
 from .clustering import clustering_columns
 from .protocol import reader_features, writer_features
 from .snapshot import Snapshot
@@ -36,10 +37,16 @@ class TableDetail:
 
 
 def table_detail(snapshot: Snapshot) -> TableDetail:
-    """The table's detail at ``snapshot``; files are counted and sized from their ``size`` column only."""
+    """The table's detail at ``snapshot``; files are counted and sized by the version's checksum,
+    else from their ``size`` column only."""
     metadata = snapshot.metadata
     protocol = snapshot.protocol
-    sizes = snapshot.active_files(["size"]).column("size")
+    recorded = read_checksum(snapshot.storage, snapshot.table_root, snapshot.version) if snapshot.loaded_paths() is None else None
+    if recorded is not None:  # the version's checksum: no log replay
+        num_files, size_in_bytes = recorded.num_files, recorded.table_size_bytes
+    else:
+        sizes = snapshot.active_files(["size"]).column("size")
+        num_files, size_in_bytes = len(sizes), int(pc.sum(sizes).as_py() or 0)
     return TableDetail(
         id=metadata.id,
         name=metadata.name,
@@ -49,8 +56,8 @@ def table_detail(snapshot: Snapshot) -> TableDetail:
         last_modified=snapshot.timestamp,
         partition_columns=list(metadata.partition_columns),
         clustering_columns=clustering_columns(snapshot) or [],
-        num_files=len(sizes),
-        size_in_bytes=int(pc.sum(sizes).as_py() or 0),
+        num_files=num_files,
+        size_in_bytes=size_in_bytes,
         properties=dict(metadata.configuration),
         min_reader_version=protocol.min_reader_version,
         min_writer_version=protocol.min_writer_version,

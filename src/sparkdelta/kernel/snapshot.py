@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import checksum
 from .actions import DomainMetadata, Metadata, Protocol, SetTransaction
 from .errors import DamagedCheckpointError, InvalidLogError, VersionNotFoundError
 from .log_files import LOG_DIR, SIDECAR_DIR, LogFile, commit_name
@@ -358,15 +359,37 @@ class Snapshot:
 
     @cached_property
     def _file_state(self) -> FileState:
-        """Reconciled files, every field; the log's batches are let go."""
+        """Reconciled files, every field; the log's batches are let go. The state is checked
+        against the version's checksum file where there is one."""
         state = self._reconcile(None)
         self._batches = []
+        self.__dict__["_file_state"] = state  # what the check reads
+        self._check_against_checksum()
         return state
+
+    def _check_against_checksum(self) -> None:
+        """Warn, naming the version, where the replayed state and the version's checksum disagree
+        (PROTOCOL.md, "State Validation"): the log may have been changed after the fact."""
+        recorded = checksum.read_checksum(self.storage, self.table_root, self.version)
+        found = checksum.mismatches(self, recorded) if recorded is not None else []
+        if found:
+            warnings.warn(
+                f"{self.table_root}: version {self.version} does not match its checksum file "
+                f"({'; '.join(found)}); the log may have been modified after it was written",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     @property
     def files(self) -> pa.Table:
         """Active files: one row per ``add``, columns as in the checkpoint's add struct."""
         return self._file_state.active
+
+    def loaded_paths(self) -> frozenset[str] | None:
+        """The live files' paths if this snapshot has reconciled its files already, else None (nothing is read)."""
+        if "_file_state" not in self.__dict__:
+            return None
+        return frozenset(cast(list[str], self.files.column("path").to_pylist()))
 
     def active_files(self, columns: Sequence[str]) -> pa.Table:
         """``files.select(columns)``, without decoding the other columns of a checkpoint's adds

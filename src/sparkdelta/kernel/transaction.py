@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import __version__
-from . import column_mapping, manifest, row_tracking
+from . import checksum, column_mapping, manifest, row_tracking
 from .actions import (
     Action,
     DomainMetadata,
@@ -41,6 +41,7 @@ from .actions import (
     action_line,
 )
 from .checkpoint import checkpoint_interval, cleanup_expired_logs, write_checkpoint
+from .checksum import VersionChecksum
 from .conflicts import IsolationLevel, ReadSet, WriteSet, check_winning_commit
 from .errors import (
     ConcurrentWriteException,
@@ -233,6 +234,7 @@ class Transaction:
             if not self._write_commit(attempt_version, data):
                 attempt_version = self._resolve_conflicts(attempt_version, writes, effective_metadata)
                 continue
+            self._write_checksum(attempt_version, attempt_actions, info, effective_protocol, effective_metadata)
             checkpointed = self._post_commit(attempt_version, effective_metadata)
             self._update_manifests(attempt_version, attempt_actions, effective_metadata)
             return CommitResult(attempt_version, dict(info), attempt, checkpointed)
@@ -396,14 +398,41 @@ class Transaction:
         info = batch.commit_info or {}
         return int(info.get("inCommitTimestamp", info.get("timestamp", 0)))
 
+    def _write_checksum(
+        self, version: int, actions: Sequence[Action], info: dict[str, Any], protocol: Protocol, metadata: Metadata
+    ) -> None:
+        """Write the committed version's checksum (``checksum.py``), from the previous one and the
+        actions, else from the state when this transaction read it anyway; never fail the commit."""
+        try:
+            ict = info.get("inCommitTimestamp")
+            snapshot = self.read_snapshot
+            live = snapshot.loaded_paths() if snapshot is not None else frozenset()
+            if version == 0 or snapshot is None:
+                previous: VersionChecksum | None = checksum.empty(metadata, protocol)
+            else:
+                previous = checksum.read_checksum(self.storage, self.table_root, version - 1)
+            result = checksum.after_commit(previous, actions, live, ict, self.txn_id) if previous is not None else None
+            if result is None and live is not None:  # the state was replayed already: once more costs little
+                result = checksum.of_snapshot(Snapshot.load(self.storage, self.table_root, version), ict, self.txn_id)
+            if result is not None:
+                checksum.write_checksum(self.storage, self.table_root, version, result)
+        except Exception as exc:  # an aid to readers; the commit stands
+            log.warning("%s: the checksum of version %d was not written: %s", self.table_root, version, exc)
+        except BaseException as interrupt:
+            interrupt.add_note(f"{self.table_root}: version {version} was committed; the interruption stopped its checksum")
+            raise
+
     def _post_commit(self, version: int, metadata: Metadata) -> bool:
-        """Checkpoint and clean up when due. Failures here never undo the commit: an
-        error is logged, an interrupt is raised with a note that the version stands."""
+        """Checkpoint and clean up when due; the checkpoint's state gives the version its checksum
+        where none was written. Failures here never undo the commit: an error is logged, an
+        interrupt is raised with a note that the version stands."""
         if version == 0 or version % checkpoint_interval(metadata.configuration) != 0:
             return False
         try:
             snapshot = Snapshot.load(self.storage, self.table_root, version)
             write_checkpoint(self.storage, snapshot)
+            if checksum.read_checksum(self.storage, self.table_root, version) is None:  # a chain of them starts again
+                checksum.write_checksum(self.storage, self.table_root, version, checksum.of_snapshot(snapshot))
             cleanup_expired_logs(self.storage, snapshot)
             return True
         except Exception as exc:  # a checkpoint is an optimization; the commit stands

@@ -70,7 +70,8 @@ def updated(rows: DataFrame, where: Column | None = None) -> DataFrame:
     """``rows`` (with ``COLUMNS``) as updated versions where ``where`` holds (all if None): ids kept,
     versions left to the commit's."""
     fresh = F.lit(None).cast("long")
-    return rows.withColumn(ROW_COMMIT_VERSION, fresh if where is None else F.when(where, fresh).otherwise(F.col(ROW_COMMIT_VERSION)))
+    version = fresh if where is None else F.when(where, fresh).otherwise(F.col(ROW_COMMIT_VERSION))
+    return rows.withColumn(ROW_COMMIT_VERSION, version)
 
 
 def materialized(rows: DataFrame, schema: StructType, metadata: Metadata) -> tuple[DataFrame, StructType]:
