@@ -209,6 +209,22 @@ FEATURES: dict[str, Feature] = {
         shuffle_partitions=1,
         commits={3: 3},
     ),
+    "column_defaults": Feature(
+        (
+            "CREATE TABLE {t} (id INT, v STRING DEFAULT 'x', n INT DEFAULT 1 + 2) USING delta"
+            " TBLPROPERTIES ('delta.feature.allowColumnDefaults'='supported')",
+            "INSERT INTO {t} (id) VALUES (1)",
+            "INSERT INTO {t} VALUES (2, DEFAULT, DEFAULT)",
+            "ALTER TABLE {t} ALTER COLUMN v SET DEFAULT 'z'",
+            "INSERT INTO {t} (id, n) VALUES (3, 30)",
+            "ALTER TABLE {t} ALTER COLUMN v DROP DEFAULT",
+            "ALTER TABLE {t} ADD COLUMN w INT",
+            "ALTER TABLE {t} ALTER COLUMN w SET DEFAULT 42",
+            "MERGE INTO {t} AS t USING (SELECT 4 AS id UNION ALL SELECT 1) AS s ON t.id = s.id"
+            " WHEN MATCHED THEN UPDATE SET v = 'm' WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id)",
+            "UPDATE {t} SET n = DEFAULT, w = DEFAULT WHERE id = 3",
+        )
+    ),
     "in_commit_timestamps": Feature(
         (
             "CREATE TABLE {t} (id INT) USING delta TBLPROPERTIES ('delta.enableInCommitTimestamps'='true')",
@@ -527,3 +543,41 @@ def test_for_path_takes_the_hadoop_conf_deltaspark_takes(spark: SparkSession, de
             ours = ("error", getattr(error, "getCondition", lambda: None)())
         assert ours == deltaspark.run(FOR_PATH, path=path, conf=conf)
     assert ours == ("error", "DELTA_TABLE_FOR_PATH_UNSUPPORTED_HADOOP_CONF")
+
+
+ERROR_CLASS = """
+try:
+    spark.sql(sql)
+    result = None
+except Exception as error:
+    result = error.getCondition()
+"""
+
+
+def test_column_defaults_are_refused_where_deltaspark_refuses_them(
+    spark: SparkSession, deltaspark: DeltaSpark, tmp_path: Path
+) -> None:
+    """A DEFAULT without the feature enabled, and ADD COLUMN with a DEFAULT: delta-spark's error classes."""
+    statements = [  # (table, statement): a refused CREATE leaves a table behind in delta-spark
+        ("refused", "CREATE TABLE {t} (id INT, v STRING DEFAULT 'x') USING delta"),
+        ("t", "CREATE TABLE {t} (id INT) USING delta"),
+        ("t", "ALTER TABLE {t} ALTER COLUMN id SET DEFAULT 3"),
+        ("t", "ALTER TABLE {t} SET TBLPROPERTIES ('delta.feature.allowColumnDefaults'='supported')"),
+        ("t", "ALTER TABLE {t} ADD COLUMN w INT DEFAULT 42"),
+    ]
+    ours: list[str | None] = []
+    theirs: list[str | None] = []
+    for table, statement in statements:
+        try:
+            spark.sql(statement.format(t=f"delta.`{tmp_path / 'ours' / table}`")).collect()
+            ours.append(None)
+        except Exception as error:  # noqa: BLE001 - the error class is what is compared
+            ours.append(getattr(error, "getCondition", lambda: None)())
+        theirs.append(deltaspark.run(ERROR_CLASS, sql=statement.format(t=f"delta.`{tmp_path / 'theirs' / table}`")))
+    assert ours == theirs == [
+        "WRONG_COLUMN_DEFAULTS_FOR_DELTA_FEATURE_NOT_ENABLED",
+        None,
+        "WRONG_COLUMN_DEFAULTS_FOR_DELTA_FEATURE_NOT_ENABLED",
+        None,
+        "WRONG_COLUMN_DEFAULTS_FOR_DELTA_ALTER_TABLE_ADD_COLUMN_NOT_SUPPORTED",
+    ]

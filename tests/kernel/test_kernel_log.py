@@ -185,8 +185,8 @@ def test_intervals_parse_like_delta_properties() -> None:
 
 
 def test_unknown_writer_feature_is_refused_by_name(tmp_path: Path) -> None:
-    protocol = Protocol(3, 7, frozenset(), frozenset({"allowColumnDefaults", "futureFeature"}))
-    with pytest.raises(UnsupportedFeatureError, match="allowColumnDefaults, futureFeature"):
+    protocol = Protocol(3, 7, frozenset(), frozenset({"icebergCompatV2", "futureFeature"}))
+    with pytest.raises(UnsupportedFeatureError, match="futureFeature, icebergCompatV2"):
         create(tmp_path, protocol=protocol)
     assert not Table(str(tmp_path)).exists()
 

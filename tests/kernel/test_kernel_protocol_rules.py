@@ -87,13 +87,13 @@ def test_a_protocol_action_cannot_drop_features_or_dodge_the_gate(tmp_path: Path
                 "protocol": {
                     "minReaderVersion": 1,
                     "minWriterVersion": 7,
-                    "writerFeatures": ["domainMetadata", "allowColumnDefaults"],
+                    "writerFeatures": ["domainMetadata", "icebergCompatV2"],
                 }
             }
         )
         + "\n"
     )
-    with pytest.raises(UnsupportedFeatureError, match="allowColumnDefaults"):
+    with pytest.raises(UnsupportedFeatureError, match="icebergCompatV2"):
         table.transaction().commit([Protocol(1, 2), add("c.parquet")], "WRITE")
 
 

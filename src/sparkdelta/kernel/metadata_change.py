@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import column_mapping, row_tracking
+from . import column_defaults, column_mapping, row_tracking
 from .actions import Metadata, Protocol
 from .protocol import required_protocol, without_protocol_properties
 
@@ -22,9 +22,11 @@ def prepare(
     """The metadata to commit and the protocol it needs (``protocol`` itself when that suffices).
 
     ``previous`` and ``protocol`` are the table's current metadata and protocol (None for
-    a new table). Protocol-setting properties (``delta.minReaderVersion``,
+    a new table). Column defaults need their feature enabled (``column_defaults.check_enabled``).
+    Protocol-setting properties (``delta.minReaderVersion``,
     ``delta.feature.*``...) are folded into the protocol and dropped from the metadata.
     """
+    column_defaults.check_enabled(metadata, protocol)
     assigned = column_mapping.assign(metadata, previous, overwrite_schema)
     needed = required_protocol(assigned, protocol)
     assigned = row_tracking.with_column_names(assigned, previous, needed)

@@ -56,6 +56,7 @@ KERNEL_READER_FEATURES = frozenset(
 # property and records ``delta.typeChanges`` (``spark/alter.py``); files keep their types.
 # Identity columns: the engine generates the values and moves the high-water marks
 # (``spark/write/identity.py``); RESTORE and CLONE keep marks from going back (``identity.py``).
+# Column defaults: the engine's writes evaluate a column's CURRENT_DEFAULT where they give no value.
 # Row tracking: every commit assigns row ids and moves the mark (``row_tracking.py``); rewrites
 # of a table with it enabled preserve ids in the materialized columns (``spark/row_tracking.py``).
 KERNEL_WRITER_FEATURES = frozenset(
@@ -80,6 +81,7 @@ KERNEL_WRITER_FEATURES = frozenset(
         "typeWidening",
         "typeWidening-preview",
         "rowTracking",
+        "allowColumnDefaults",
     }
 )
 

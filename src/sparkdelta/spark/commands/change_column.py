@@ -69,6 +69,7 @@ class ColumnChange:
     first: bool = False
     after: str | None = None
     drop_default: bool = False
+    default: str | None = None  # SET DEFAULT's expression, as SQL
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def _analyze_one(
     elif change.after is not None:
         position = f"AFTER {_sibling(schema, parent, change.after)}"
     if new_type is None and change.comment is None and change.nullable is None and position is None:
-        if not change.drop_default:
+        if not change.drop_default and change.default is None:
             return None
     new_field = field
     if change.comment is not None:
@@ -176,8 +177,8 @@ def _analyze_one(
         new_field = _retyped(new_field, new_type)
     if change.nullable is not None:
         new_field = StructField(new_field.name, new_field.dataType, change.nullable, new_field.metadata)
-    if change.drop_default:
-        new_field = _with_metadata(new_field, **{CURRENT_DEFAULT_KEY: None})
+    if change.drop_default or change.default is not None:
+        new_field = _with_metadata(new_field, **{CURRENT_DEFAULT_KEY: change.default})
     changed_type = new_field.dataType if new_field.dataType != field.dataType else None
     return _Resolved(parent, field, new_field, changed_type, position)
 
@@ -510,21 +511,16 @@ def _with_position(column: dict[str, Any], position: str | None) -> dict[str, An
     return {key: placed[key] for key in _FIVE_KEY_ORDER}
 
 
-def set_default_refused(table: Table) -> DeltaAnalysisException:
-    """``ALTER COLUMN c SET DEFAULT e``: delta-spark's refusal without the ``allowColumnDefaults``
-    feature; with it, refused by name, for sparkdelta's writes do not fill column defaults."""
+def refuse_defaults_without_feature(table: Table) -> None:
+    """``ALTER COLUMN c SET DEFAULT e``: delta-spark's refusal without the ``allowColumnDefaults`` feature."""
     if "allowColumnDefaults" not in writer_features(table.snapshot().protocol):
-        return DeltaAnalysisException(
+        raise DeltaAnalysisException(
             "Failed to execute ALTER TABLE command because it assigned a column DEFAULT value,\n"
             "but the corresponding table feature was not enabled. Please retry the command again\n"
             "after executing ALTER TABLE tableName SET\n"
             "TBLPROPERTIES('delta.feature.allowColumnDefaults' = 'supported').",
             errorClass="WRONG_COLUMN_DEFAULTS_FOR_DELTA_FEATURE_NOT_ENABLED",
         )
-    return DeltaAnalysisException(
-        f"{table.root}: ALTER TABLE ... ALTER COLUMN ... SET DEFAULT is not supported by sparkdelta, "
-        "whose writes do not fill column defaults"
-    )
 
 
-__all__ = ["ColumnChange", "change_columns", "set_default_refused"]
+__all__ = ["ColumnChange", "change_columns", "refuse_defaults_without_feature"]

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from ...exceptions import DeltaAnalysisException
-from ...kernel import CommitResult, Snapshot, Table, TableNotFoundError, UnsupportedFeatureError
+from ...kernel import CommitResult, Snapshot, Table, TableNotFoundError, UnsupportedFeatureError, column_defaults
 from ...kernel.clustering import clustering_columns
 from ...kernel.command_result import CommandResult
 from ...kernel.create_table import NewTable
@@ -102,11 +102,14 @@ def column(
     generated_always_as: str | None,
     comment: str | None,
     identity: Identity | None = None,
+    default: str | None = None,
 ) -> StructField:
-    """A column as both surfaces declare it: its generation expression or identity definition, and
-    comment, in its metadata. An identity definition is checked here, as delta-spark's column
-    builder checks it."""
+    """A column as both surfaces declare it: its generation expression or identity definition,
+    default (SQL) and comment, in its metadata. An identity definition is checked here, as
+    delta-spark's column builder checks it."""
     metadata: dict[str, Any] = {}
+    if default is not None:
+        metadata[column_defaults.KEY] = default
     if identity is not None:
         metadata.update(identity_metadata(identity.start, identity.step, not identity.always))
     if generated_always_as is not None:

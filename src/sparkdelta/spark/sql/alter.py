@@ -26,7 +26,7 @@ from ...exceptions import DeltaAnalysisException, DeltaParseException
 from ...kernel import Table
 from ..catalog import is_delta_table_name, lookup, qualified_name
 from ..commands import alter
-from ..commands.change_column import ColumnChange, change_columns, set_default_refused
+from ..commands.change_column import ColumnChange, change_columns, refuse_defaults_without_feature
 from ..commands.column_names import quoted
 from ..commands.drop_feature import drop_table_feature
 from ..commands.properties import set_properties, unset_properties
@@ -178,6 +178,14 @@ def _column_def(column: exp.ColumnDef) -> tuple[list[str], StructField, str | No
             metadata["comment"] = _text(kind.this)
         elif isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
             nullable = False
+        elif isinstance(kind, exp.DefaultColumnConstraint):
+            raise DeltaAnalysisException(
+                "Failed to execute the command because DEFAULT values are not supported when adding new\n"
+                "columns to previously existing Delta tables; please add the column without a default\n"
+                "value first, then run a second ALTER TABLE ALTER COLUMN SET DEFAULT command to apply\n"
+                "for future inserted rows instead.",
+                errorClass="WRONG_COLUMN_DEFAULTS_FOR_DELTA_ALTER_TABLE_ADD_COLUMN_NOT_SUPPORTED",
+            )
         else:
             raise DeltaAnalysisException(f"ADD COLUMNS: {constraint.sql(dialect='spark')} is not supported")
     path = _path(column.this)
@@ -292,8 +300,9 @@ def _column_change(spark: SparkSession, table: Table, action: exp.Expression) ->
                 errorClass="_LEGACY_ERROR_TEMP_0034",
             )
         return ColumnChange(path, data_type, comment, None, first, after)
-    if action.args.get("default") is not None:
-        raise set_default_refused(table)
+    default = action.args.get("default")
+    if default is not None:
+        refuse_defaults_without_feature(table)
     nullable = action.args.get("nullable")
     change = ColumnChange(
         path,
@@ -303,6 +312,7 @@ def _column_change(spark: SparkSession, table: Table, action: exp.Expression) ->
         first,
         after,
         bool(action.args.get("drop_default")),
+        default.sql(dialect=DeltaSpark) if default is not None else None,
     )
     if change == ColumnChange(path):
         raise DeltaParseException(

@@ -125,7 +125,7 @@ def _identity(kind: exp.GeneratedAsIdentityColumnConstraint, name: str) -> Ident
 
 
 def _column(column_def: exp.ColumnDef) -> StructField:
-    nullable, generated, comment, identity = True, None, None, None
+    nullable, generated, comment, identity, default = True, None, None, None, None
     for constraint in column_def.args.get("constraints") or []:
         kind = constraint.args.get("kind")
         if isinstance(kind, exp.NotNullColumnConstraint) and not kind.args.get("allow_null"):
@@ -136,12 +136,14 @@ def _column(column_def: exp.ColumnDef) -> StructField:
             identity = _identity(kind, column_def.name)
         elif isinstance(kind, exp.CommentColumnConstraint):
             comment = _literal(kind.this)
+        elif isinstance(kind, exp.DefaultColumnConstraint):
+            default = kind.this.sql(dialect=DeltaSpark)
         else:
             raise DeltaAnalysisException(
                 f"column {column_def.name}: unsupported column constraint {constraint.sql(dialect='spark')}"
             )
     data_type = _parse_datatype_string(column_def.args["kind"].sql(dialect=DeltaSpark))
-    return column(column_def.name, data_type, nullable, generated, comment, identity)
+    return column(column_def.name, data_type, nullable, generated, comment, identity, default)
 
 
 def _columns(fields: Iterable[StructField]) -> tuple[StructField, ...]:

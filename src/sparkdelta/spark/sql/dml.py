@@ -11,6 +11,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+import sqlglot
 from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
@@ -24,6 +25,7 @@ from ..options import DeltaOptions
 from ..read.parquet import spark_schema
 from ..storage import open_table
 from ..write.dataframe import write_dataframe
+from ..write.defaults import KEYWORD, default_sql
 from .commands import delta_table
 from .dialect import DeltaSpark
 from .reads import SparkSql, StatementHandler, delta_location, query_dataframe, table_name
@@ -183,6 +185,8 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     snapshot = open_table(spark, location).snapshot()
     _allow_only(statement, f"INSERT {table_name(target)}", {"this", "expression", "overwrite", "where", "by_name", "with_"})
     query = statement.expression
+    if isinstance(query, exp.Values) and not statement.args.get("by_name"):
+        query = _defaults_given(query, snapshot, columns, table_name(target))
     if statement.args.get("with_") is not None:
         query = query.copy()
         query.set("with_", statement.args["with_"])
@@ -195,6 +199,25 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     options = DeltaOptions(replace_where=where.sql(dialect=DeltaSpark) if where is not None else None)
     written = write_dataframe(rows, location, mode, None, options).num_rows
     return spark.createDataFrame([(written, written)], "num_affected_rows long, num_inserted_rows long")
+
+
+def _is_default(node: exp.Expression) -> bool:
+    return isinstance(node, (exp.Var, exp.Column)) and not node.args.get("table") and node.name.upper() == KEYWORD
+
+
+def _defaults_given(values: exp.Values, snapshot: Any, columns: list[str] | None, name: str) -> exp.Values:
+    """VALUES with each ``DEFAULT`` replaced by its column's default (NULL for a column without one)."""
+    rows = values.expressions
+    if not any(_is_default(v) for row in rows for v in row.expressions):
+        return values
+    targets = _positional_columns(snapshot, columns, len(rows[0].expressions), name)
+    fields = {f.name.lower(): f for f in spark_schema(snapshot).fields}
+    filled = values.copy()
+    for row in filled.expressions:
+        for position, value in enumerate(list(row.expressions)):
+            if _is_default(value) and targets[position].lower() in fields:
+                value.replace(sqlglot.parse_one(default_sql(fields[targets[position].lower()]), dialect=DeltaSpark))
+    return filled
 
 
 def _store_assigned(rows: DataFrame, snapshot: Any) -> DataFrame:

@@ -10,15 +10,17 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from ...exceptions import DeltaAnalysisException
+from ...kernel.column_defaults import KEY as DEFAULT_KEY
 from ...kernel.column_mapping import INTERNAL_FIELD_KEYS
 from ...kernel.features import GENERATION_EXPRESSION
 from ...kernel.schema import parse_schema
 from ..projection import select_as
+from .defaults import default_value, has_default
 from .generated import generated_value
 
 # Field metadata a DataFrame may carry from the table it was read from, which belongs to
-# that table only: its column mapping, generated and identity columns.
-_TABLE_OWNED_KEYS = (*INTERNAL_FIELD_KEYS, GENERATION_EXPRESSION)
+# that table only: its column mapping, generated and identity columns, and column defaults.
+_TABLE_OWNED_KEYS = (*INTERNAL_FIELD_KEYS, GENERATION_EXPRESSION, DEFAULT_KEY)
 
 
 def delta_schema_json(schema: StructType) -> str:
@@ -118,12 +120,16 @@ def check_schema(table: StructType, data: StructType, where: str) -> None:
 def aligned(df: DataFrame, schema: StructType) -> DataFrame:
     """Rows in the table's column order, names and types.
 
-    A column the data lacks is null, or computed from its expression when generated
-    (after the other columns are in place, since expressions refer to them).
+    A column the data lacks is its default (``defaults.py``), else null, or computed from
+    its expression when generated (after the other columns are in place, since
+    expressions refer to them).
     """
     present = {f.name.lower(): f.name for f in df.schema.fields}
     computed = [f for f in schema.fields if GENERATION_EXPRESSION in f.metadata and f.name.lower() not in present]
     rows = select_as(df, [(f.name, present.get(f.name.lower()), f.dataType) for f in schema.fields if f not in computed])
+    defaulted = [f for f in schema.fields if has_default(f) and f.name.lower() not in present]
+    if defaulted:
+        rows = rows.withColumns({f.name: default_value(f) for f in defaulted})
     if not computed:
         return rows
     with_generated = rows.withColumns({f.name: generated_value(f) for f in computed})

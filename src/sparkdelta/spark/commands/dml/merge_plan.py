@@ -42,6 +42,7 @@ from ...expressions import Relation, resolve_condition
 from ...expressions.tree import Ref, from_condition, walk
 from ...read.parquet import ROW_INDEX_COLUMN, spark_schema, without_field_metadata
 from ...write.identity import identity_columns, refuse_explicit_insert, refuse_update
+from ...write.defaults import default_value, with_keywords_resolved
 from ...write.schema import bare, delta_schema_json, new_table_schema
 from .assignments import conform, resolve_assignments, struct_update
 from .common import FILE_PATH_COLUMN
@@ -372,7 +373,7 @@ def _star_values(
             values[target_field.name] = F.lit(None).cast(target_field.dataType)
         elif evolve:
             if clause.action == "insert":
-                values[target_field.name] = F.lit(None).cast(target_field.dataType)
+                values[target_field.name] = default_value(target_field)
         else:
             columns = ", ".join(quoted(plan.source_alias, f.name) for f in source.fields)
             raise DeltaAnalysisException(
@@ -385,9 +386,10 @@ def _star_values(
 
 
 def _explicit_values(plan: MergePlan, clause: MergeClause, side: DataFrame, where: str) -> tuple[dict[str, Column], set[str]]:
-    """``set`` / ``values``: the named columns (nested fields by dotted path); an insert's others are null."""
+    """``set`` / ``values``: the named columns (nested fields by dotted path, ``DEFAULT`` their
+    defaults); an insert's others get their defaults, else null."""
     assert clause.assignments is not None
-    keyed = [(key, expression(value)) for key, value in clause.assignments]
+    keyed = [(key, expression(value)) for key, value in with_keywords_resolved(clause.assignments, plan.schema)]
     assignments = resolve_assignments(keyed, plan.schema, plan.target_alias, where)
     nested_insert = next((a for a in assignments if a.path and clause.action == "insert"), None)
     if nested_insert is not None:
@@ -416,7 +418,7 @@ def _explicit_values(plan: MergePlan, clause: MergeClause, side: DataFrame, wher
             computed.add(target_field.name)
             values[target_field.name] = F.lit(None).cast(target_field.dataType)
         elif clause.action == "insert":
-            values[target_field.name] = F.lit(None).cast(target_field.dataType)
+            values[target_field.name] = default_value(target_field)
     return values, computed
 
 

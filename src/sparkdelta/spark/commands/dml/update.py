@@ -26,6 +26,7 @@ from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
 from ....kernel.features import GENERATION_EXPRESSION
 from ... import row_tracking
 from ...read.parquet import spark_schema, without_field_metadata
+from ...write.defaults import with_keywords_resolved
 from ...write.generated import generated_value
 from ...write.identity import refuse_update
 from .assignments import resolve_assignments, struct_update
@@ -64,7 +65,8 @@ def _assignments(spark: SparkSession, snapshot: Snapshot, assignments: Mapping[s
     if not assignments:
         raise DeltaAnalysisException(f"{where} needs at least one column to set")
     schema = spark_schema(snapshot)
-    resolved = resolve_assignments([(k, condition_column(v)) for k, v in assignments.items()], schema, None, where)
+    given = with_keywords_resolved(assignments.items(), schema)  # SET c = DEFAULT
+    resolved = resolve_assignments([(k, condition_column(v)) for k, v in given], schema, None, where)
     refuse_update(schema, [a.column.name for a in resolved])
     values = {a.column.name: a.value.cast(a.column.dataType) for a in resolved if not a.path}
     nested = [a for a in resolved if a.path]
