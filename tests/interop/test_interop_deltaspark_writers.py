@@ -43,8 +43,9 @@ def wait_for(path: Path, timeout: float = 180) -> None:
 
 
 def test_appends_from_both_land(tmp_path: Path, spark: SparkSession, deltaspark: DeltaSpark) -> None:
+    """With row tracking on: each commit rebased over the other side's takes row ids above its."""
     path = str(tmp_path / "shared")
-    spark.range(0).selectExpr("id", "'none' AS writer").write.format("delta").save(path)
+    spark.range(0).selectExpr("id", "'none' AS writer").write.format("delta").option("delta.enableRowTracking", "true").save(path)
     theirs = deltaspark.submit(
         """
 for i in range(n):
@@ -71,6 +72,8 @@ for i in range(n):
     )
     assert sum("sparkdelta" in w for w in writers) == APPENDS + 1
     assert sum("sparkdelta" not in w for w in writers) == APPENDS
+    ids = deltaspark.run("result = rows(spark.read.format('delta').load(path).select('_metadata.row_id'))", path=path)
+    assert sorted(i for (i,) in ids) == list(range(2 * APPENDS * 10)), "every row its own id, none skipped"
 
 
 @pytest.fixture
