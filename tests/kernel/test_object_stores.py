@@ -16,8 +16,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -54,7 +55,7 @@ from sparkdelta.kernel.object_store import (
     store_settings,
 )
 from sparkdelta.kernel.snapshot import clear_log_cache
-from sparkdelta.kernel.storage import LocalStorage
+from sparkdelta.kernel.storage import FileStatus, LocalStorage
 from sparkdelta.kernel.vacuum import execute_vacuum, plan_vacuum
 
 SER = IsolationLevel.SERIALIZABLE
@@ -369,24 +370,30 @@ def test_the_second_conditional_put_is_refused(moto_s3: MotoServer) -> None:
     assert storage.read(f"s3://{bucket}/t/v") == b"first"
 
 
-def test_a_table_built_again_at_the_same_key_is_never_read_from_the_log_cache(moto_s3: MotoServer) -> None:
+def test_a_table_built_again_at_the_same_key_is_never_read_from_the_log_cache(
+    moto_s3: MotoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """S3's one-second ``Last-Modified``: a table deleted and written again within the second, with
-    commits of the same sizes, is read as itself (the cache keys commits on their ETags too)."""
+    commits of the same sizes, is read as itself (the cache keys commits on their ETags too). The
+    listing's times are pinned to one second, as two quick writes see them, whatever the machine's speed."""
     bucket = moto_s3.new_bucket("rebuilt")
     url = f"s3://{bucket}/t"
-    for _ in range(5):  # until both tables' commits share their second
-        built = []
-        for name in ("one", "two"):
-            for key in moto_s3.keys(bucket, "t/"):
-                moto_s3.client().delete_object(Bucket=bucket, Key=key)
-            table = Table(url, storage_options=moto_s3.options)
-            create(table)
-            table.transaction().commit([put_parquet(table, f"p=a/{name}.parquet", [1])], "WRITE")
-            listed = [(f.size, f.modification_time) for f in table.storage.list_from(f"{url}/_delta_log/0")]
-            built.append((listed, Table(url, storage_options=moto_s3.options).snapshot().file_paths()))
-        if built[0][0] == built[1][0]:
-            break
-    assert built[0][0] == built[1][0], "the same sizes and times, or no test"
+    listed = ObjectStoreStorage.list_from
+
+    def one_second(self: ObjectStoreStorage, path: str) -> Iterator[FileStatus]:
+        return (replace(status, modification_time=1_600_000_000_000) for status in listed(self, path))
+
+    monkeypatch.setattr(ObjectStoreStorage, "list_from", one_second)
+    built = []
+    for name in ("one", "two"):
+        for key in moto_s3.keys(bucket, "t/"):
+            moto_s3.client().delete_object(Bucket=bucket, Key=key)
+        table = Table(url, storage_options=moto_s3.options)
+        create(table)
+        table.transaction().commit([put_parquet(table, f"p=a/{name}.parquet", [1])], "WRITE")
+        sizes = [f.size for f in table.storage.list_from(f"{url}/_delta_log/0") if f.path.endswith(".json")]
+        built.append((sizes, Table(url, storage_options=moto_s3.options).snapshot().file_paths()))
+    assert built[0][0] == built[1][0], "the same sizes, or no test"
     assert [paths for _, paths in built] == [["p=a/one.parquet"], ["p=a/two.parquet"]]
 
 
