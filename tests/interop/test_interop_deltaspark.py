@@ -486,6 +486,8 @@ def test_sparkdelta_writes_deltaspark_reads(name: str, spark: SparkSession, delt
     reference = written.by_deltaspark(name)
     assert latest_version(ours) == latest_version(reference)
     for version in range(latest_version(ours) + 1):
+        same_protocol = Table(ours).snapshot(version).protocol == Table(reference).snapshot(version).protocol
+        assert same_protocol, f"{name}: the protocol delta-spark writes at {version}"
         theirs_of_ours = deltaspark.run(READ_VERSION, path=ours, version=version)
         assert theirs_of_ours == written.reference_answer(READ_VERSION, path=reference, version=version), f"{name} at {version}"
         assert ours_at(spark, ours, version) == theirs_of_ours

@@ -69,15 +69,41 @@ def _in_log_order(expected: dict) -> dict:
 
 
 LEGACY_2 = ["appendOnly", "invariants"]
+R1W3 = {"minReaderVersion": 1, "minWriterVersion": 3}
+R2W5 = {"minReaderVersion": 2, "minWriterVersion": 5}
+WRITER_7 = {"minReaderVersion": 1, "minWriterVersion": 7}
 LEGACY_4 = ["appendOnly", "changeDataFeed", "checkConstraints", "generatedColumns", "invariants"]
 
 NEW_TABLES = [
     ({}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 2}),
     ({"delta.appendOnly": "true"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 2}),
     ({"delta.constraints.positive": "id > 0"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 3}),
-    ({"delta.enableChangeDataFeed": "true"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 4}),
-    ({}, _schema(_field("g", "long", {"delta.generationExpression": "1"})), {"minReaderVersion": 1, "minWriterVersion": 4}),
-    ({"delta.columnMapping.mode": "name"}, ID_ONLY, {"minReaderVersion": 2, "minWriterVersion": 5}),
+    # As delta-spark 4.4 writes them: legacy versions only for a set some legacy protocol has exactly.
+    ({"delta.enableChangeDataFeed": "true"}, ID_ONLY, {**WRITER_7, "writerFeatures": [*LEGACY_2, "changeDataFeed"]}),
+    (
+        {},
+        _schema(_field("g", "long", {"delta.generationExpression": "1"})),
+        {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": [*LEGACY_2, "generatedColumns"]},
+    ),
+    (
+        {"delta.columnMapping.mode": "name"},
+        ID_ONLY,
+        {**WRITER_7, "minReaderVersion": 2, "writerFeatures": [*LEGACY_2, "columnMapping"]},
+    ),
+    ({"delta.minWriterVersion": "4", "delta.columnMapping.mode": "name"}, ID_ONLY, R2W5),
+    ({"delta.minWriterVersion": "5"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 4}),
+    ({"delta.minReaderVersion": "2", "delta.minWriterVersion": "2"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 2}),
+    ({"delta.minWriterVersion": "7"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 1}),
+    (
+        {"delta.minWriterVersion": "3", "delta.enableChangeDataFeed": "true"},
+        ID_ONLY,
+        {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": [*LEGACY_2, "changeDataFeed", "checkConstraints"]},
+    ),
+    (
+        {"delta.ignoreProtocolDefaults": "true", "delta.enableChangeDataFeed": "true"},
+        ID_ONLY,
+        {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["changeDataFeed"]},
+    ),
     (
         {"delta.enableDeletionVectors": "true"},
         ID_ONLY,
@@ -116,7 +142,7 @@ NEW_TABLES = [
     (
         {"delta.minReaderVersion": "3", "delta.minWriterVersion": "7"},
         ID_ONLY,
-        {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": [], "writerFeatures": LEGACY_2},
+        {"minReaderVersion": 1, "minWriterVersion": 1},
     ),
     ({"delta.minWriterVersion": "4"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 4}),
     (
@@ -135,7 +161,15 @@ def test_new_tables_get_the_lowest_protocol_their_features_need(config: dict, sc
 
 UPGRADES = [
     # (current, config, schema, expected)
-    (Protocol(1, 2), {"delta.enableChangeDataFeed": "true"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 4}),
+    (
+        Protocol(1, 2),
+        {"delta.enableChangeDataFeed": "true"},
+        ID_ONLY,
+        {"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": [*LEGACY_2, "changeDataFeed"]},
+    ),
+    (Protocol(1, 2), {"delta.constraints.c": "id > 0"}, ID_ONLY, {"minReaderVersion": 1, "minWriterVersion": 3}),
+    (Protocol(1, 7, None, frozenset(LEGACY_2)), {"delta.constraints.c": "id > 0"}, ID_ONLY, R1W3),
+    (Protocol(1, 4), {"delta.minWriterVersion": "5", "delta.columnMapping.mode": "name"}, ID_ONLY, R2W5),
     (Protocol(1, 4), {"delta.columnMapping.mode": "name"}, ID_ONLY, {"minReaderVersion": 2, "minWriterVersion": 5}),
     # Moving to table features lists every feature the legacy version implied.
     (
@@ -307,7 +341,8 @@ def test_turning_name_mapping_on_keeps_the_current_names_as_physical_names(tmp_p
         [Metadata(metadata.id, metadata.schema_string, (), {"delta.columnMapping.mode": "name"})], "SET TBLPROPERTIES"
     )
     snapshot = table.snapshot()
-    assert _protocol_json(snapshot.protocol) == {"minReaderVersion": 2, "minWriterVersion": 5}
+    expected = {"minReaderVersion": 2, "minWriterVersion": 7, "writerFeatures": sorted([*LEGACY_2, "columnMapping"])}
+    assert _protocol_json(snapshot.protocol) == expected
     fields = list(_all_fields(json.loads(snapshot.metadata.schema_string)))
     assert [f["metadata"]["delta.columnMapping.physicalName"] for f in fields] == [f["name"] for f in fields]
     assert len({f["metadata"]["delta.columnMapping.id"] for f in fields}) == len(fields)

@@ -162,7 +162,8 @@ def _check(run: Scenario, original: str, sql: str) -> None:
     elif head.startswith("SHOW TBLPROPERTIES"):
         shown = {r.key: r.value for r in spark.sql(sql).collect()}
         snapshot = Table(run.trips).snapshot()
-        assert {k: v for k, v in shown.items() if not k.startswith("delta.min")} == snapshot.configuration
+        protocol_keys = ("delta.min", "delta.feature.")
+        assert {k: v for k, v in shown.items() if not k.startswith(protocol_keys)} == snapshot.configuration
         assert shown["delta.minWriterVersion"] == str(snapshot.protocol.min_writer_version)
     elif head.startswith("OPTIMIZE taxidb.YellowTaxis"):
         clone = run.clone_trips()

@@ -193,11 +193,11 @@ def check_protocol_shape(protocol: Protocol, table: str) -> None:
 
 def check_no_feature_removed(old: Protocol, new: Protocol, table: str, dropping: str | None = None) -> None:
     """A protocol change may add features, never drop them, except the one ``dropping``
-    names (DROP FEATURE, ``drop_feature.py``), which may also lower the versions."""
+    names (DROP FEATURE, ``drop_feature.py``). Lower versions that support every feature the
+    old ones did are allowed: delta-spark writes table features as legacy versions when some
+    legacy protocol supports exactly them ((1, 7) listing (1, 4)'s features and
+    ``checkConstraints`` becomes (1, 4))."""
     dropped = ((reader_features(old) - reader_features(new)) | (writer_features(old) - writer_features(new))) - {dropping}
-    lowered = new.min_reader_version < old.min_reader_version or new.min_writer_version < old.min_writer_version
-    if lowered and dropping is None:
-        dropped |= {f"protocol version ({_describe(old)})"}
     if dropped:
         raise InvalidTableOperationError(
             f"{table}: the new protocol ({_describe(new)}) drops {', '.join(sorted(dropped))}; "
@@ -271,7 +271,8 @@ def _requested_features(configuration: dict[str, str]) -> frozenset[str]:
 
 
 def _legacy_features(reader: int, writer: int) -> frozenset[str]:
-    return LEGACY_READER_FEATURES.get(min(reader, 2), frozenset()) | _implied_writer_features(reader, writer)
+    """Every feature legacy versions support together: column mapping needs reader 2 and writer 5."""
+    return _implied_writer_features(reader, writer)
 
 
 def supported_features(protocol: Protocol) -> frozenset[str]:
@@ -287,54 +288,34 @@ def _is_reader_writer(name: str, current: Protocol) -> bool:
 def required_protocol(metadata: Metadata, current: Protocol | None) -> Protocol:
     """The lowest protocol that supports everything ``metadata`` uses, never below ``current``.
 
-    Legacy versions are used while every feature needed is a legacy one (a new table with
-    change data feed gets (1, 4)); otherwise the table moves to table features (reader 3
-    only when a non-legacy reader-writer feature needs it) and lists every feature the
-    protocol supported before, the legacy ones included, as the spec asks of upgrades.
-    ``delta.minReaderVersion``, ``delta.minWriterVersion`` and ``delta.feature.*``
-    properties in the configuration raise the result too. Returns ``current`` itself when
-    it already suffices.
+    The features are those ``current`` supports (a new table: delta-spark's default (1, 2),
+    or (1, 1) with ``delta.ignoreProtocolDefaults``) and those the metadata needs. As in
+    delta-spark, they are written as legacy versions only when some legacy protocol
+    supports exactly that set (check constraints on a (1, 2) table give (1, 3)); otherwise as
+    table features (change data feed on a new table gives (1, 7) with ``changeDataFeed``,
+    ``appendOnly`` and ``invariants``). ``delta.minReaderVersion``/``delta.minWriterVersion``
+    replace a new table's defaults and add their implied features to an existing table's;
+    ``delta.feature.*`` properties add features. Returns ``current`` itself when it suffices.
     """
     config = metadata.configuration
     wanted_reader = _version(config, MIN_READER_VERSION_PROP, MAX_READER_VERSION)
     wanted_writer = _version(config, MIN_WRITER_VERSION_PROP, MAX_WRITER_VERSION)
     if wanted_reader == 3 and (wanted_writer or (current.min_writer_version if current else 0)) < 7:
         raise InvalidTableOperationError(f"{MIN_READER_VERSION_PROP}=3 needs {MIN_WRITER_VERSION_PROP}=7")
-    requested = _requested_features(config)
+    needed = set(with_dependencies(metadata_features(metadata) | _requested_features(config)))
     if current is None:
         ignore_defaults = str(_property(config, IGNORE_PROTOCOL_DEFAULTS_PROP) or "false").lower() == "true"
-        base = Protocol(1, 1) if ignore_defaults else DEFAULT_PROTOCOL
+        default = Protocol(1, 1) if ignore_defaults else DEFAULT_PROTOCOL
+        base = Protocol(wanted_reader or default.min_reader_version, wanted_writer or default.min_writer_version)
+        legacy = base.min_writer_version < 7
+        base_features = _legacy_features(base.min_reader_version, base.min_writer_version) if legacy else frozenset()
     else:
         base = current
-    needed = set(with_dependencies(metadata_features(metadata) | requested))
-    if wanted_writer is not None and wanted_writer < 7:
-        needed |= _legacy_features(wanted_reader or 1, wanted_writer)
-    features = supported_features(base) | needed
-    to_table_features = (
-        base.min_writer_version >= 7
-        or (wanted_writer or 0) >= 7
-        # Asking for a feature the protocol already has changes nothing (delta-spark's no-op).
-        or bool(requested - supported_features(current) if current is not None else requested)
-        or any(not (FEATURES[f].legacy if f in FEATURES else False) for f in features)
-    )
-    if not to_table_features:
-        reader = max([base.min_reader_version, wanted_reader or 1] + [FEATURES[f].min_reader_version for f in needed])
-        writer = max([base.min_writer_version, wanted_writer or 1] + [FEATURES[f].min_writer_version for f in needed])
-        result = Protocol(reader, writer)
-    else:
-        reader_writer = frozenset(f for f in features if _is_reader_writer(f, base))
-        needs_reader_features = (
-            base.min_reader_version >= 3
-            or wanted_reader == 3
-            or any(f not in FEATURES or not FEATURES[f].legacy for f in reader_writer)
-        )
-        if needs_reader_features:
-            result = Protocol(3, 7, reader_writer, features)
-        else:
-            legacy_reader = max(
-                [base.min_reader_version, wanted_reader or 1] + [FEATURES[f].min_reader_version for f in reader_writer]
-            )
-            result = Protocol(legacy_reader, 7, None, features)
+        base_features = supported_features(current)
+        if wanted_writer is not None and wanted_writer < 7:
+            needed |= _legacy_features(wanted_reader or 1, wanted_writer)
+    known_reader_writer = frozenset(f for f in base_features | needed if _is_reader_writer(f, base))
+    result = lowest_protocol(frozenset(base_features | needed), known_reader_writer)
     if (
         current is not None
         and supported_features(result) <= supported_features(current)
@@ -344,14 +325,17 @@ def required_protocol(metadata: Metadata, current: Protocol | None) -> Protocol:
     return result
 
 
-def lowest_protocol(features: frozenset[str]) -> Protocol:
+def lowest_protocol(features: frozenset[str], reader_writer: frozenset[str] | None = None) -> Protocol:
     """The lowest protocol supporting exactly ``features``: legacy versions when they imply
-    that set, else table features (reader 3 only for a non-legacy reader-writer feature)."""
+    that set (delta-spark's normalisation), else table features, at reader 3 only for a
+    reader-writer feature legacy readers lack. ``reader_writer``: the reader-writer features
+    among ``features``, for names this library does not know."""
     for writer in range(1, 7):
         for reader in (1, 2) if writer >= 5 else (1,):
             if _legacy_features(reader, writer) == features:
                 return Protocol(reader, writer)
-    reader_writer = frozenset(f for f in features if f in FEATURES and FEATURES[f].reader_writer)
-    if any(not FEATURES[f].legacy for f in reader_writer):
+    if reader_writer is None:
+        reader_writer = frozenset(f for f in features if f in FEATURES and FEATURES[f].reader_writer)
+    if any(f not in FEATURES or not FEATURES[f].legacy for f in reader_writer):
         return Protocol(3, 7, reader_writer, features)
     return Protocol(2 if reader_writer else 1, 7, None, features)

@@ -90,10 +90,11 @@ def test_protocol_upgrades(spark: SparkSession, tmp_path: Path) -> None:
     table = DeltaTable.forPath(spark, path)
     table.addFeatureSupport("appendOnly")  # (1, 2) has it already: delta-spark changes nothing
     assert Table(path).latest_version() == 0
-    table.upgradeTableProtocol(1, 7)
+    table.upgradeTableProtocol(1, 7)  # table features listing (1, 2)'s own: delta-spark 4.4 keeps (1, 2)
+    assert Table(path).latest_version() == 0
+    table.upgradeTableProtocol(1, 4)
     protocol = Table(path).snapshot().protocol
-    assert (protocol.min_reader_version, protocol.min_writer_version) == (1, 7)
-    assert protocol.writer_features == {"appendOnly", "invariants"}
+    assert (protocol.min_reader_version, protocol.min_writer_version) == (1, 4)
     assert Table(path).snapshot().commit_info["operation"] == "UPGRADE PROTOCOL"
     table.upgradeTableProtocol(1, 2)  # never a downgrade, and no error (delta-spark)
     assert Table(path).latest_version() == 1
@@ -153,8 +154,10 @@ def test_history_maintenance_and_recovery_scenario_lines(spark: SparkSession, tm
     clone = str(tmp_path / "lake" / "trips_clone")
     t.clone(clone, isShallow=True)
     assert _rows(spark, clone) == _rows(spark, path)
-    t.upgradeTableProtocol(1, 7)
-    assert Table(path).snapshot().protocol.min_writer_version == 7
+    t.upgradeTableProtocol(1, 7)  # nothing but legacy features: delta-spark 4.4 keeps (1, 2)
+    assert Table(path).snapshot().protocol.min_writer_version == 2
+    t.upgradeTableProtocol(1, 4)
+    assert Table(path).snapshot().protocol.min_writer_version == 4
 
     legacy = str(tmp_path / "lake" / "legacy_trips")
     trips.write.partitionBy("PickupMonth").parquet(legacy)

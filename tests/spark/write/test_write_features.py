@@ -89,6 +89,12 @@ def _metadata_json(path: str) -> tuple[dict, dict]:
 
 # --------------------------------------------------------------------------- protocol and table properties
 
+# As delta-spark 4.4 writes them: table features unless a legacy protocol has exactly the features.
+CDF_PROTOCOL = [{"minReaderVersion": 1, "minWriterVersion": 7, "writerFeatures": ["appendOnly", "changeDataFeed", "invariants"]}]
+MAPPED_PROTOCOL = [
+    {"minReaderVersion": 2, "minWriterVersion": 7, "writerFeatures": ["appendOnly", "columnMapping", "invariants"]}
+]
+
 
 def test_delta_options_become_properties_of_a_table_the_write_creates(spark: SparkSession, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
@@ -96,7 +102,7 @@ def test_delta_options_become_properties_of_a_table_the_write_creates(spark: Spa
     df.write.format("delta").option("delta.enableChangeDataFeed", "true").option(
         "delta.logRetentionDuration", "interval 2 weeks"
     ).save(path)
-    assert _action(path, 0, "protocol") == [{"minReaderVersion": 1, "minWriterVersion": 4}]
+    assert _action(path, 0, "protocol") == CDF_PROTOCOL  # delta-spark 4.4's protocol
     expected = {"delta.enableChangeDataFeed": "true", "delta.logRetentionDuration": "interval 2 weeks"}
     assert _action(path, 0, "metaData")[0]["configuration"] == expected
     assert deltalake.DeltaTable(path).metadata().configuration == expected
@@ -238,7 +244,7 @@ def test_column_mapped_tables_are_written_with_physical_names_and_field_ids(
     spark.createDataFrame(first, MAPPED_SCHEMA).write.format("delta").option("delta.columnMapping.mode", mode).partitionBy(
         "p"
     ).save(path)
-    assert _action(path, 0, "protocol") == [{"minReaderVersion": 2, "minWriterVersion": 5}]
+    assert _action(path, 0, "protocol") == MAPPED_PROTOCOL
     _check_mapped_files(path)
     assert _read(spark, path, "id") == _model(first)
     assert _rs_rows(path, "id") == _rs_model(_model(first))
@@ -328,7 +334,7 @@ def test_turning_name_mapping_on_keeps_old_files_readable(spark: SparkSession, t
     # What ALTER TABLE ... SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name') commits.
     enabled = Metadata(metadata.id, metadata.schema_string, metadata.partition_columns, {"delta.columnMapping.mode": "name"})
     table.transaction().commit([enabled], "SET TBLPROPERTIES")
-    assert _action(path, 1, "protocol") == [{"minReaderVersion": 2, "minWriterVersion": 5}]
+    assert _action(path, 1, "protocol") == MAPPED_PROTOCOL
     schema, _ = _metadata_json(path)
     assert all(f["metadata"][PHYSICAL] == f["name"] for f in _fields(schema))
     new = _mapped_rows(10, 3)
@@ -418,7 +424,8 @@ def test_the_builder_creates_a_table_as_delta_spark_does(spark: SparkSession, tm
         "partitionBy": '["JoinYear"]',
         "properties": '{"delta.enableChangeDataFeed":"true"}',
     }
-    assert _action(path, 0, "protocol") == [{"minReaderVersion": 1, "minWriterVersion": 4}]
+    features = ["appendOnly", "changeDataFeed", "generatedColumns", "invariants"]
+    assert _action(path, 0, "protocol") == [{**CDF_PROTOCOL[0], "writerFeatures": features}]
     (metadata,) = _action(path, 0, "metaData")
     assert metadata["description"] == "taxi drivers" and metadata["partitionColumns"] == ["JoinYear"]
     fields = json.loads(metadata["schemaString"])["fields"]
@@ -565,7 +572,7 @@ def test_create_replace_and_create_if_not_exists_on_existing_and_missing_tables(
     assert snapshot.metadata.id != old_id and snapshot.schema.names == ["x", "y"] and snapshot.num_files == 0
     assert [r["path"] for r in _action(path, 2, "remove")] == [r["path"] for r in _action(path, 1, "add")]
     # The protocol is never lowered by a replace, and history stays reachable.
-    assert (snapshot.protocol.min_reader_version, snapshot.protocol.min_writer_version) == (1, 4)
+    assert snapshot.protocol.writer_features == {"appendOnly", "changeDataFeed", "generatedColumns", "invariants"}
     assert spark.read.format("delta").option("versionAsOf", 1).load(path).count() == 1
     assert [h.operation for h in replaced.history().collect()] == ["REPLACE TABLE", "WRITE", "CREATE TABLE"]
     assert deltalake.DeltaTable(path).to_pyarrow_table().num_rows == 0
