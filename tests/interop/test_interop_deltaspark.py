@@ -88,6 +88,17 @@ FEATURES: dict[str, Feature] = {
             "INSERT INTO {t} VALUES (3,'z')",
         )
     ),
+    # Nested NOT NULL fields: UPDATE and MERGE rebuild the struct, and the write keeps the constraint.
+    "nested_not_null": Feature(
+        (
+            "CREATE TABLE {t} (id INT, s STRUCT<a: INT NOT NULL, b: STRING>, arr ARRAY<INT>) USING delta",
+            "INSERT INTO {t} VALUES (1, named_struct('a', 1, 'b', 'x'), array(1)), (2, named_struct('a', 2, 'b', 'y'), NULL)",
+            "UPDATE {t} SET s.b = 'z' WHERE id = 1",
+            "UPDATE {t} SET id = 5 WHERE id = 2",
+            "MERGE INTO {t} AS t USING (SELECT 1 AS id, named_struct('a', 7, 'b', 'm') AS s, array(2) AS arr) AS src"
+            " ON t.id = src.id WHEN MATCHED THEN UPDATE SET t.s.a = src.s.a WHEN NOT MATCHED THEN INSERT *",
+        )
+    ),
     "deletion_vectors": Feature(
         (
             "CREATE TABLE {t} (id BIGINT, g INT, s STRING) USING delta TBLPROPERTIES ('delta.enableDeletionVectors'='true')",
@@ -268,7 +279,7 @@ for version in range(versions):
 
 HISTORY = """
 result = [
-    (r.version, r.operation, r.readVersion, r.isBlindAppend)
+    (r.version, r.operation, r.readVersion, r.isBlindAppend, r.isolationLevel)
     for r in DeltaTable.forPath(spark, path).history().orderBy("version").collect()
 ]
 """
@@ -410,7 +421,7 @@ def ours_at(spark: SparkSession, path: str, version: int) -> tuple[list[tuple[An
 
 def our_history(spark: SparkSession, path: str) -> list[tuple[Any, ...]]:
     history = DeltaTable.forPath(spark, path).history().orderBy("version").collect()
-    return [(r.version, r.operation, r.readVersion, r.isBlindAppend) for r in history]
+    return [(r.version, r.operation, r.readVersion, r.isBlindAppend, r.isolationLevel) for r in history]
 
 
 def our_detail(spark: SparkSession, path: str) -> dict[str, Any]:

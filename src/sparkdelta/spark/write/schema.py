@@ -39,6 +39,20 @@ def bare(data_type: DataType) -> DataType:
     return data_type
 
 
+def castable(data_type: DataType) -> DataType:
+    """``data_type`` with every nested field, element and value nullable: what a write casts
+    its rows to. Spark refuses a cast to a non-nullable nested field from a nullable one
+    (an UPDATE of ``s.b`` makes all of ``s`` nullable); NOT NULL is the constraints' check
+    (``constraints.py``), and the table's schema in the log keeps it."""
+    if isinstance(data_type, StructType):
+        return StructType([StructField(f.name, castable(f.dataType), True) for f in data_type.fields])
+    if isinstance(data_type, ArrayType):
+        return ArrayType(castable(data_type.elementType), True)
+    if isinstance(data_type, MapType):
+        return MapType(castable(data_type.keyType), castable(data_type.valueType), True)
+    return data_type
+
+
 def _own_metadata(metadata: dict) -> dict:
     return {k: v for k, v in metadata.items() if k not in _TABLE_OWNED_KEYS and not k.startswith("delta.identity.")}
 
@@ -126,7 +140,7 @@ def aligned(df: DataFrame, schema: StructType) -> DataFrame:
     """
     present = {f.name.lower(): f.name for f in df.schema.fields}
     computed = [f for f in schema.fields if GENERATION_EXPRESSION in f.metadata and f.name.lower() not in present]
-    rows = select_as(df, [(f.name, present.get(f.name.lower()), f.dataType) for f in schema.fields if f not in computed])
+    rows = select_as(df, [(f.name, present.get(f.name.lower()), castable(f.dataType)) for f in schema.fields if f not in computed])
     defaulted = [f for f in schema.fields if has_default(f) and f.name.lower() not in present]
     if defaulted:
         rows = rows.withColumns({f.name: default_value(f) for f in defaulted})
