@@ -14,12 +14,13 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from ..exceptions import DeltaAnalysisException, spark_errors
+from ..kernel import Metadata
 from .catalog import default_location, delta_entry, lookup, register, unregister
 from .options import DeltaOptions
 from .paths import normalize_location
 from .read.scan import load
 from .storage import open_table
-from .write.dataframe import write_dataframe
+from .write.dataframe import Operation, is_dynamic_partition_overwrite, write_dataframe
 
 
 @spark_errors
@@ -37,7 +38,6 @@ def save_as_table(
     options: DeltaOptions,
     properties: dict[str, str] | None = None,
     description: str | None = None,
-    replace: bool = False,
     cluster_by: list[str] | None = None,
 ) -> None:
     """``df.write.format("delta").saveAsTable(name)``: write at the table's location, registering new names.
@@ -45,8 +45,7 @@ def save_as_table(
     ``option("path", ...)`` makes an external table; otherwise a new table is managed,
     under the warehouse. A failed first write leaves no catalog entry behind. As in
     delta-spark, creating a table is a ``CREATE TABLE AS SELECT`` and overwriting one a
-    ``CREATE OR REPLACE TABLE AS SELECT`` (its schema is replaced); ``replace`` makes a
-    new table's commit a replace too (SQL ``CREATE OR REPLACE TABLE ... AS SELECT``).
+    ``CREATE OR REPLACE TABLE AS SELECT`` that keeps the table's id (its schema is replaced).
     ``properties`` and ``description`` (TBLPROPERTIES and COMMENT) apply to a new table.
     """
     spark = df.sparkSession
@@ -54,14 +53,29 @@ def save_as_table(
     options = replace_options(options, path=None)
     entry = lookup(spark, name)
     mode_name = mode.lower()
+    dynamic = mode_name == "overwrite" and is_dynamic_partition_overwrite(df, options)
+    overwrite_schema_given = options.overwrite_schema
 
-    def as_select(operation: str, managed: bool) -> tuple[str, dict[str, Any]]:
-        return operation, {
-            "isManaged": str(managed).lower(),
-            "description": description,
-            "partitionBy": json.dumps(partition_by or []),
-            "properties": json.dumps(properties or {}),
-        }
+    def as_select(operation: str, managed: bool, overwrite: bool = False) -> Operation:
+        """The history entry, as delta-spark writes it: the committed table's partitioning."""
+
+        def record(metadata: Metadata) -> tuple[str, dict[str, Any]]:
+            parameters = {
+                "isManaged": str(managed).lower(),
+                "description": description,
+                "partitionBy": json.dumps(list(metadata.partition_columns)),
+                "clusterBy": json.dumps(cluster_by or []),
+                "properties": json.dumps(properties or {}),
+            }
+            if overwrite:  # delta-spark's marks of a DataFrame overwrite, which keeps the table (its id)
+                parameters["isV1SaveAsTableOverwrite"] = "true"
+                if dynamic:
+                    parameters["isDynamicPartitionOverwrite"] = "true"
+                elif overwrite_schema_given:
+                    parameters["canOverwriteSchema"] = "true"
+            return operation, parameters
+
+        return record
 
     if entry is not None:
         if not entry.is_delta:
@@ -79,11 +93,12 @@ def save_as_table(
             )
         operation = None
         if mode_name == "overwrite":
-            options = replace_options(options, overwrite_schema=True)
-            operation = as_select("CREATE OR REPLACE TABLE AS SELECT", entry.managed)
+            operation = as_select("CREATE OR REPLACE TABLE AS SELECT", entry.managed, overwrite=True)
+            if not dynamic:  # a dynamic partition overwrite keeps the table's schema and other partitions
+                options = replace_options(options, overwrite_schema=True)
         write_dataframe(df, entry.location, mode, partition_by, options, properties, description, operation, cluster_by)
         return
-    create = "CREATE OR REPLACE TABLE AS SELECT" if replace else "CREATE TABLE AS SELECT"
+    create = "CREATE TABLE AS SELECT"
     if path is not None:
         location = normalize_location(path)
         write_dataframe(df, location, mode, partition_by, options, properties, description, as_select(create, False), cluster_by)

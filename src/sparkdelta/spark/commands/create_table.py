@@ -152,6 +152,8 @@ def create_table(spark: SparkSession, spec: TableSpec) -> CreateTableResult:
         snapshot = table.snapshot()
     except TableNotFoundError:
         snapshot = None
+    if snapshot is not None:
+        _check_existing_schema(spec, target, snapshot.schema.json())
     if snapshot is not None and spec.mode in ("create", "createIfNotExists"):
         if spec.mode == "create" and not _registers_existing(spec, target, snapshot.schema.json(), snapshot.partition_columns):
             raise DeltaAnalysisException(
@@ -205,6 +207,23 @@ def _registers_existing(spec: TableSpec, target: _Target, schema_json: str, part
     return bare(existing) == bare(spec.schema) and [c.lower() for c in partition_columns] == [
         c.lower() for c in spec.partition_columns
     ]
+
+
+def _check_existing_schema(spec: TableSpec, target: _Target, schema_json: str) -> None:
+    """delta-spark's check of a given schema against a table already at the location: a path
+    table's replace, and a new name for an existing location, must give its schema
+    (``DELTA_CREATE_TABLE_SCHEME_MISMATCH``); a named table's replace and a path's
+    createIfNotExists need not."""
+    checked = (target.name is None and spec.mode in ("replace", "createOrReplace")) or (
+        target.name is not None and not target.registered and spec.mode == "createIfNotExists"
+    )
+    existing = StructType.fromJson(json.loads(schema_json))
+    if checked and spec.columns and bare(existing) != bare(spec.schema):
+        raise DeltaAnalysisException(
+            f"The specified schema does not match the existing schema at {target.location}. "
+            f"Specified: {spec.schema.simpleString()}; existing: {existing.simpleString()}.",
+            errorClass="DELTA_CREATE_TABLE_SCHEME_MISMATCH",
+        )
 
 
 def _register_external(spark: SparkSession, target: _Target) -> None:
@@ -261,8 +280,9 @@ def _commit(spark: SparkSession, spec: TableSpec, target: _Target, table: Table,
         actions.extend(remove_actions(snapshot.files, data_change=True))
     parameters = {
         "isManaged": "true" if target.managed else "false",
-        **({"description": metadata.description} if metadata.description is not None else {}),
+        "description": metadata.description,
         "partitionBy": json.dumps(list(metadata.partition_columns)),
+        "clusterBy": json.dumps(list(spec.clustering_columns), separators=(",", ":")),
         "properties": json.dumps(metadata.configuration, separators=(",", ":")),
     }
     if target.name is not None and not target.registered and target.managed:

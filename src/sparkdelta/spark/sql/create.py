@@ -15,14 +15,12 @@ from pyspark.sql.types import StructField, _parse_datatype_string
 from sqlglot import exp
 
 from ...exceptions import DeltaAnalysisException
-from ..catalog import DELTA_PROVIDER, delta_entry, lookup, register
+from ..catalog import DELTA_PROVIDER, delta_entry, lookup, qualified_name, register
 from ..commands.create_table import Identity, TableSpec, column, create_table, with_column
-from ..named_tables import save_as_table
-from ..options import DeltaOptions
 from ..paths import normalize_location
 from ..storage import open_table
-from ..write.dataframe import write_dataframe
-from .dialect import DeltaSpark
+from ..write_to import CREATE, CREATE_OR_REPLACE, REPLACE, Target, WriteTo, create_or_replace
+from .dialect import REPLACE_ONLY, DeltaSpark
 
 
 def _literal(node: exp.Expression) -> str:
@@ -94,13 +92,15 @@ class CreateTableStatement:
             raise DeltaAnalysisException(f"{self.name}: unsupported clause(s) in CREATE TABLE: {', '.join(unknown)}")
         self.query: exp.Expression | None = create.args.get("expression")
         self.replace: bool = bool(create.args.get("replace"))
+        # ``REPLACE TABLE`` (without ``CREATE OR``): the table must exist.
+        self.replace_only: bool = bool(create.meta.get(REPLACE_ONLY))
         self.if_not_exists: bool = bool(create.args.get("exists"))
 
     @property
     def mode(self) -> str:
         """The create mode this statement means."""
         if self.replace:
-            return "createOrReplace"
+            return "replace" if self.replace_only else "createOrReplace"
         return "createIfNotExists" if self.if_not_exists else "create"
 
 
@@ -154,62 +154,25 @@ def _columns(fields: Iterable[StructField]) -> tuple[StructField, ...]:
 
 
 def _create_as_select(spark: SparkSession, statement: CreateTableStatement, run_sql: Any) -> None:
-
+    """CTAS and RTAS: the table statements of ``df.writeTo`` (``write_to.py``), in one commit as
+    delta-spark makes them, a replace making a new table (a new id) as delta-spark's does."""
     assert statement.query is not None
     df: DataFrame = run_sql(spark, statement.query.sql(dialect=DeltaSpark))
-    if statement.cluster_by:
-        _create_clustered_as_select(spark, statement, df)
-        return
     if statement.path is not None:
-        mode = "overwrite" if statement.replace else ("ignore" if statement.if_not_exists else "errorifexists")
-        write_dataframe(
-            df,
-            normalize_location(statement.path),
-            mode,
-            statement.partition_by or None,
-            DeltaOptions(),
-            statement.properties,
-            statement.comment,
-        )
-        return
-    options = DeltaOptions(path=statement.location or None)
-    mode = "errorifexists"
-    if statement.replace:
-        mode = "overwrite"
-    elif statement.if_not_exists:
-        mode = "ignore"
-    save_as_table(
-        df,
-        statement.name,
-        mode,
-        statement.partition_by or None,
-        options,
-        statement.properties,
-        statement.comment,
-        replace=statement.replace,
-    )
-
-
-def _create_clustered_as_select(spark: SparkSession, statement: CreateTableStatement, df: DataFrame) -> None:
-    """CTAS with CLUSTER BY: the table is created clustered (the CREATE TABLE command), then
-    the rows appended, so it takes two commits where delta-spark takes one."""
-
-    location = statement.location if statement.location is not None else statement.path
-    spec = TableSpec(
-        statement.mode,
-        name=statement.name if statement.path is None else None,
-        location=location,
-        columns=_columns(df.schema.fields),
-        clustering_columns=tuple(statement.cluster_by),
-        properties=statement.properties,
-        comment=statement.comment or None,
-    )
-    exists = (
-        open_table(spark, statement.path).exists() if statement.path is not None else lookup(spark, statement.name) is not None
-    )
+        target = Target(normalize_location(statement.path), None, None)
+    else:
+        target = Target(None, qualified_name(spark, statement.name), lookup(spark, statement.name))
+    exists = open_table(spark, target.location).exists() if target.location is not None else target.entry is not None
     if statement.if_not_exists and exists:
         return
-    write_dataframe(df, create_table(spark, spec).location, "append", None, DeltaOptions())
+    properties = dict(statement.properties)
+    if statement.comment is not None:
+        properties["comment"] = statement.comment
+    if statement.location is not None:
+        properties["location"] = statement.location
+    write = WriteTo(DELTA_PROVIDER, None, properties, tuple(statement.partition_by), tuple(statement.cluster_by))
+    kind = REPLACE if statement.replace_only else CREATE_OR_REPLACE if statement.replace else CREATE
+    create_or_replace(df, write, target, kind)
 
 
 def _create(spark: SparkSession, statement: CreateTableStatement) -> None:

@@ -69,6 +69,9 @@ class CloneTable(exp.Expression):
     }
 
 
+# Set in a ``Create``'s ``meta`` for ``REPLACE TABLE`` (no ``CREATE OR``): the table must exist.
+REPLACE_ONLY = "sparkdelta_replace_only"
+
 DELTA_STATEMENTS = (
     DescribeHistory,
     DescribeDetail,
@@ -288,7 +291,12 @@ class DeltaSpark(Spark):
         def _parse_create_or_clone(self) -> exp.Expression:
             replacing = self._prev.token_type == TokenType.REPLACE
             if not self._is_clone():
-                return self._parse_as_command(self._prev) if replacing else self._parse_create()
+                if replacing and not (self._curr and self._curr.token_type == TokenType.TABLE):
+                    return self._parse_as_command(self._prev)
+                create = self._parse_create()
+                if replacing:
+                    create.meta[REPLACE_ONLY] = True
+                return create
             replace = replacing or self._match_pair(TokenType.OR, TokenType.REPLACE)
             self._match(TokenType.TABLE)
             exists = self._match_text_seq("IF", "NOT", "EXISTS")
