@@ -252,7 +252,7 @@ def test_commit_info_carries_delta_spark_fields(tmp_path: Path) -> None:
     info = table.read_commit_info(1)
     assert info["operation"] == "WRITE" and info["readVersion"] == 0 and info["isBlindAppend"] is True
     assert info["operationParameters"] == {"mode": "Append", "partitionBy": '["p"]'}
-    assert info["operationMetrics"] == {"numFiles": "1"} and info["isolationLevel"] == "WriteSerializable"
+    assert info["operationMetrics"] == {"numFiles": "1"} and info["isolationLevel"] == "Serializable"
     assert info["txnId"] == tx.txn_id and info["engineInfo"].startswith("sparkdelta/")
     assert "readVersion" not in table.read_commit_info(0)
 

@@ -31,8 +31,14 @@ from .schema import StructType
 
 
 class IsolationLevel(enum.StrEnum):
+    """delta-spark's levels: Serializable, its default (and the only one it lets a table set);
+    WriteSerializable, Databricks', where concurrent blind appends never conflict; and
+    SnapshotIsolation, what a commit that changes no data (OPTIMIZE) runs at: files a winner
+    added cannot conflict with it."""
+
     SERIALIZABLE = "Serializable"
     WRITE_SERIALIZABLE = "WriteSerializable"
+    SNAPSHOT_ISOLATION = "SnapshotIsolation"
 
 
 @dataclass
@@ -77,7 +83,8 @@ def check_winning_commit(
     winner_is_blind_append = bool((winner.commit_info or {}).get("isBlindAppend", False))
     adds = winner.adds
     # Even blind appends matter when this transaction rewrites the metadata (e.g. repartitions).
-    if len(adds) and (isolation is IsolationLevel.SERIALIZABLE or not winner_is_blind_append or writes.changes_metadata):
+    checks_adds = isolation is IsolationLevel.SERIALIZABLE or not winner_is_blind_append or writes.changes_metadata
+    if len(adds) and isolation is not IsolationLevel.SNAPSHOT_ISOLATION and checks_adds:
         changed = adds.filter(cast(pa.BooleanArray, adds.field("dataChange").fill_null(True)))
         if len(changed) and _any_read(changed, reads, schema, partition_columns):
             sample = changed.field("path")[0].as_py()

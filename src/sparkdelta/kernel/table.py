@@ -76,7 +76,7 @@ class Table:
         """A transaction on the latest snapshot (or ``read_snapshot``); on a new table, none.
 
         The isolation level defaults to the table's ``delta.isolationLevel``, else
-        WriteSerializable, as in delta-spark.
+        Serializable, as in delta-spark.
         """
         # Imported here: a program that only reads (the CLI's files, history, describe) never loads the writer.
         from .conflicts import IsolationLevel
@@ -89,7 +89,7 @@ class Table:
                 read_snapshot = None
         if isolation_level is None:
             configured = read_snapshot.configuration.get("delta.isolationLevel") if read_snapshot else None
-            isolation_level = IsolationLevel(configured) if configured else IsolationLevel.WRITE_SERIALIZABLE
+            isolation_level = IsolationLevel(configured) if configured else IsolationLevel.SERIALIZABLE
         return Transaction(self.storage, self.root, read_snapshot, isolation_level)
 
     def latest_version(self) -> int:

@@ -33,6 +33,8 @@ from .. import __version__
 from . import checksum, column_mapping, manifest, row_tracking
 from .actions import (
     Action,
+    AddCDCFile,
+    AddFile,
     DomainMetadata,
     Metadata,
     Protocol,
@@ -95,7 +97,7 @@ class Transaction:
         storage: Storage,
         table_root: str,
         read_snapshot: Snapshot | None,
-        isolation_level: IsolationLevel = IsolationLevel.WRITE_SERIALIZABLE,
+        isolation_level: IsolationLevel = IsolationLevel.SERIALIZABLE,
     ) -> None:
         self.storage = storage
         self.table_root = table_root
@@ -175,6 +177,7 @@ class Transaction:
         self._check_append_only(actions, self.read_snapshot.metadata if self.read_snapshot else effective_metadata)
         self._check_domains(actions, effective_protocol)
 
+        isolation = _isolation_for(actions, self.isolation_level)
         removes = [a for a in actions if isinstance(a, RemoveFile)]
         # delta-spark's rule: only adds among the file actions, and nothing read. A metadata or
         # protocol change does not count (CREATE TABLE is a blind append); conflict checks
@@ -201,7 +204,7 @@ class Transaction:
             "timestamp": 0,
             "operation": operation,
             "operationParameters": {k: _param(v) for k, v in (operation_parameters or {}).items()},
-            "isolationLevel": self.isolation_level.value,
+            "isolationLevel": isolation.value,
             "isBlindAppend": blind_append,
             "operationMetrics": {k: str(v) for k, v in (operation_metrics or {}).items()},
             **({"tags": dict(tags)} if tags else {}),
@@ -232,7 +235,7 @@ class Transaction:
             body = "".join(action_line(a) + "\n" for a in attempt_actions)
             data = (_commit_info_line(info) + "\n" + body).encode()
             if not self._write_commit(attempt_version, data):
-                attempt_version = self._resolve_conflicts(attempt_version, writes, effective_metadata)
+                attempt_version = self._resolve_conflicts(attempt_version, writes, effective_metadata, isolation)
                 continue
             self._write_checksum(attempt_version, attempt_actions, info, effective_protocol, effective_metadata)
             checkpointed = self._post_commit(attempt_version, effective_metadata)
@@ -358,7 +361,7 @@ class Transaction:
                 error_class="DELTA_CANNOT_MODIFY_APPEND_ONLY",
             )
 
-    def _resolve_conflicts(self, lost_version: int, writes: WriteSet, metadata: Metadata) -> int:
+    def _resolve_conflicts(self, lost_version: int, writes: WriteSet, metadata: Metadata, isolation: IsolationLevel) -> int:
         """Check every winner from ``lost_version`` on; return the next version to try."""
         version = lost_version
         while True:
@@ -380,7 +383,7 @@ class Transaction:
                 winner,
                 self.reads,
                 writes,
-                self.isolation_level,
+                isolation,
                 metadata.schema,
                 metadata.partition_columns,
                 self.table_root,
@@ -484,3 +487,12 @@ def _param(value: Any) -> Any:
 
 def _commit_info_line(info: dict[str, Any]) -> str:
     return json.dumps({"commitInfo": info}, separators=(",", ":"))
+
+
+def _isolation_for(actions: Sequence[Action], level: IsolationLevel) -> IsolationLevel:
+    """The level a commit runs and is recorded at, as delta-spark picks it: SnapshotIsolation
+    when it holds only file actions that change no data (OPTIMIZE's rewrite), else ``level``.
+    Any other action (metadata, protocol, a domain, an app id) keeps ``level``."""
+    only_files = all(isinstance(a, (AddFile, RemoveFile, AddCDCFile)) for a in actions)
+    changes_data = any(isinstance(a, (AddFile, RemoveFile)) and a.data_change for a in actions)
+    return IsolationLevel.SNAPSHOT_ISOLATION if only_files and not changes_data else level

@@ -441,18 +441,26 @@ def test_concurrent_change_to_files_read_fails_and_leaves_nothing(
     assert _unreferenced_data_files(path) == set()
     assert _unreferenced_dv_files(path) == set()
 
-    # A blind append never conflicts (WriteSerializable) ...
-    interloper(
-        monkeypatch, lambda: spark.createDataFrame([(600, 0, 7, "x")], SCHEMA).write.format("delta").mode("append").save(path)
-    )
-    t.update("p = 0 AND v > 100", {"s": "'big'"})
-    assert Table(path).latest_version() == 3
+    def append() -> None:
+        spark.createDataFrame([(600, 0, 7, "x")], SCHEMA).write.format("delta").mode("append").save(path)
 
-    # ... but files another DML rewrites in a partition this one reads do, as in delta-spark.
+    # A blind append into a partition this update reads conflicts under delta-spark's default
+    # isolation level, Serializable ...
+    interloper(monkeypatch, append)
+    with pytest.raises(ConcurrentAppendException):
+        t.update("p = 0 AND v > 100", {"s": "'big'"})
+    assert Table(path).latest_version() == 2
+    # ... and never under WriteSerializable.
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.isolationLevel' = 'WriteSerializable')")
+    interloper(monkeypatch, append)
+    t.update("p = 0 AND v > 100", {"s": "'big'"})
+    assert Table(path).latest_version() == 5
+
+    # Files another DML rewrites in a partition this one reads conflict whatever the level, as in delta-spark.
     interloper(monkeypatch, lambda: t.update("p = 2 AND id = 5", {"v": "0"}))
     with pytest.raises(ConcurrentAppendException):
         t.update("p = 2 AND v > 100", {"s": "'big'"})
-    assert Table(path).latest_version() == 4
+    assert Table(path).latest_version() == 6
     assert _unreferenced_data_files(path) == set()
     assert _unreferenced_dv_files(path) == set()
 
