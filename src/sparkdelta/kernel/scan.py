@@ -213,3 +213,13 @@ def conjunction(predicates: Sequence[Predicate]) -> Predicate | None:
     for predicate in predicates:
         result = predicate if result is None else And(result, predicate)
     return result
+
+
+def logical_rows(files: pa.Table) -> int:
+    """Rows of ``files`` (scan files) by the log alone: ``num_records`` less DV cardinalities
+    (0 for files without stats). The row counts delta-spark reports for whole files removed."""
+    if not files.num_rows:
+        return 0
+    physical = pc.sum(files.column(NUM_RECORDS)).as_py()
+    deleted = pc.sum(cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks()).field("cardinality")).as_py()
+    return int(physical or 0) - int(deleted or 0)

@@ -32,6 +32,8 @@ ALLOW_ARBITRARY_PROPERTIES = Setting("spark.databricks.delta.allowArbitraryPrope
 ALTER_LOCATION_BYPASS_SCHEMA_CHECK = Setting("spark.databricks.delta.alterLocation.bypassSchemaCheck", False)
 PROPERTY_DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
 USER_METADATA = Setting[str | None]("spark.databricks.delta.commitInfo.userMetadata", None)
+# Whether a replaceWhere overwrite checks that every row it writes matches the predicate.
+REPLACE_WHERE_CONSTRAINT_CHECK = Setting("spark.databricks.delta.replaceWhere.constraintCheck.enabled", True)
 RETENTION_DURATION_CHECK = Setting("spark.databricks.delta.retentionDurationCheck.enabled", True)
 VACUUM_PARALLEL_DELETE = Setting("spark.databricks.delta.vacuum.parallelDelete.enabled", True)
 MERGE_MATERIALIZE_SOURCE = Setting("spark.databricks.delta.merge.materializeSource", "auto")

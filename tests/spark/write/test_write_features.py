@@ -422,6 +422,7 @@ def test_the_builder_creates_a_table_as_delta_spark_does(spark: SparkSession, tm
         "isManaged": "false",
         "description": "taxi drivers",
         "partitionBy": '["JoinYear"]',
+        "clusterBy": "[]",
         "properties": '{"delta.enableChangeDataFeed":"true"}',
     }
     features = ["appendOnly", "changeDataFeed", "generatedColumns", "invariants"]
@@ -564,12 +565,20 @@ def test_create_replace_and_create_if_not_exists_on_existing_and_missing_tables(
     assert _state(path) == before
     old_id = Table(path).snapshot().metadata.id
 
-    replaced = DeltaTableBuilder(spark, "replace").location(path).addColumn("x", "INT").addColumn("y", "STRING").execute()
+    # A path table is replaced only by a table of its own schema (delta-spark 4.4's check).
+    with pytest.raises(DeltaAnalysisException, match="DELTA_CREATE_TABLE_SCHEME_MISMATCH"):
+        DeltaTableBuilder(spark, "replace").location(path).addColumn("x", "INT").addColumn("y", "STRING").execute()
+    assert _state(path) == before
+    columns = [("DriverId", "INT"), ("Name", "STRING"), ("JoinYear", "INT"), ("JoinDate", "DATE")]
+    builder = DeltaTableBuilder(spark, "replace").location(path)
+    for name, data_type in columns:
+        builder = builder.addColumn(name, data_type)
+    replaced = builder.execute()
     assert replaced.toDF().count() == 0
     snapshot = Table(path).snapshot()
     (info,) = [a["commitInfo"] for a in _actions(path, 2) if "commitInfo" in a]
     assert info["operation"] == "REPLACE TABLE" and info["operationParameters"]["partitionBy"] == "[]"
-    assert snapshot.metadata.id != old_id and snapshot.schema.names == ["x", "y"] and snapshot.num_files == 0
+    assert snapshot.metadata.id != old_id and snapshot.schema.names == [c for c, _ in columns] and snapshot.num_files == 0
     assert [r["path"] for r in _action(path, 2, "remove")] == [r["path"] for r in _action(path, 1, "add")]
     # The protocol is never lowered by a replace, and history stays reachable.
     assert snapshot.protocol.writer_features == {"appendOnly", "changeDataFeed", "generatedColumns", "invariants"}

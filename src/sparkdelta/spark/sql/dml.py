@@ -1,7 +1,7 @@
 """INSERT, DELETE, UPDATE and MERGE statements on Delta tables, run by the commands the DeltaTable API runs.
 
-Each returns delta-spark's one-row result (``num_affected_rows`` and the like), from the
-metrics its own command committed (never read back from the log, where a concurrent
+DELETE, UPDATE and MERGE return delta-spark's one-row result (``num_affected_rows`` and the
+like; INSERT, as delta-spark's, no rows), from the metrics its own command committed (never read back from the log, where a concurrent
 writer's commit may come first), so SQL and the Python API cannot disagree.
 """
 
@@ -197,8 +197,8 @@ def insert(spark: SparkSession, statement: exp.Insert, original_sql: SparkSql) -
     where = statement.args.get("where")
     mode = "overwrite" if statement.args.get("overwrite") or where is not None else "append"
     options = DeltaOptions(replace_where=where.sql(dialect=DeltaSpark) if where is not None else None)
-    written = write_dataframe(rows, location, mode, None, options).num_rows
-    return spark.createDataFrame([(written, written)], "num_affected_rows long, num_inserted_rows long")
+    write_dataframe(rows, location, mode, None, options)
+    return spark.range(0).select()  # as delta-spark's INSERT: no columns, no rows
 
 
 def _is_default(node: exp.Expression) -> bool:

@@ -55,7 +55,7 @@ from ...kernel.file_paths import CHANGE_DATA_DIR, STAGING_DIR
 from ...kernel.identity import marks_committed
 from ...kernel.parquet_footer import parquet_metadata
 from ...kernel.protocol import require_writable
-from ...kernel.scan import num_records
+from ...kernel.scan import logical_rows, num_records
 from ...kernel.stats_schema import stats_leaves
 from ...kernel.storage import FileStatus, Storage
 from ...kernel.table_properties import normalize_properties
@@ -63,6 +63,7 @@ from ...kernel.transaction import CommitState
 from ..conf import (
     ALLOW_ARBITRARY_PROPERTIES,
     OPTIMIZE_WRITE,
+    REPLACE_WHERE_CONSTRAINT_CHECK,
     SCHEMA_AUTO_MERGE,
     USER_METADATA,
     get_bool,
@@ -307,7 +308,7 @@ def _remove_staging(storage: Storage, staging: str) -> None:
         log.warning("%s: could not remove the staging folder of a write: %s", staging, exc)
 
 
-def _dynamic_partition_overwrite(df: DataFrame, options: DeltaOptions) -> bool:
+def is_dynamic_partition_overwrite(df: DataFrame, options: DeltaOptions) -> bool:
     mode = options.partition_overwrite_mode or df.sparkSession.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
     return str(mode).lower() == "dynamic"
 
@@ -500,7 +501,7 @@ def write_dataframe(
     normalize_properties(given, where, get_bool(spark, ALLOW_ARBITRARY_PROPERTIES))
     merge = options.merge_schema if options.merge_schema is not None else get_bool(spark, SCHEMA_AUTO_MERGE)
     replace_schema = mode_name == "Overwrite" and options.overwrite_schema
-    if replace_schema and snapshot is not None and (options.replace_where or _dynamic_partition_overwrite(df, options)):
+    if replace_schema and snapshot is not None and (options.replace_where or is_dynamic_partition_overwrite(df, options)):
         raise DeltaAnalysisException(
             f"{where}: overwriteSchema cannot be combined with replaceWhere or dynamic partition overwrite, "
             "which keep rows of the old schema"
@@ -516,7 +517,7 @@ def write_dataframe(
     if snapshot is not None:
         require_writable(snapshot.protocol, snapshot.metadata, where)
     recorded = operation or partial(
-        _write_operation, mode_name, partition_by, options, merge, _dynamic_partition_overwrite(df, options)
+        _write_operation, mode_name, partition_by, options, merge, is_dynamic_partition_overwrite(df, options)
     )
     return _write(df, table, snapshot, plan, mode_name, options, recorded, added_files_metric, txn, replace_table)
 
@@ -550,7 +551,7 @@ def _write(
     configuration = metadata.configuration
     data_change = options.data_change
     replace_where = options.replace_where if mode_name == "Overwrite" and snapshot is not None else None
-    dynamic = mode_name == "Overwrite" and snapshot is not None and _dynamic_partition_overwrite(df, options)
+    dynamic = mode_name == "Overwrite" and snapshot is not None and is_dynamic_partition_overwrite(df, options)
     if dynamic and replace_where:
         raise DeltaIllegalArgumentException(
             "A 'replaceWhere' expression and 'partitionOverwriteMode'='dynamic' cannot both be set in the "
@@ -570,10 +571,16 @@ def _write(
     checks = table_constraints(schema, configuration) + generated_checks(schema, {c.lower() for c in df.columns})
     replaced: pa.Table | None = None
     kept: DataFrame | None = None  # rows of replaced files that stay, when written apart
+    replace_metrics: dict[str, int] = {}
     if replace_where and snapshot is not None:
-        checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
+        if get_bool(df.sparkSession, REPLACE_WHERE_CONSTRAINT_CHECK):
+            checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
         replaced, kept_rows = files_to_replace(df.sparkSession, snapshot, replace_where)
         transaction.mark_files_read(file_paths(replaced))
+        # delta-spark's counts of a replaceWhere: rows of the replaced files kept and dropped (one
+        # count of the kept rows, which only a predicate on data columns has).
+        copied = kept_rows.count() if kept_rows is not None else 0
+        replace_metrics = {"numCopiedRows": copied, "numDeletedRows": logical_rows(replaced) - copied, "numAddedChangeFiles": 0}
         if kept_rows is not None:
             kept = enforce(kept_rows, table_constraints(schema, configuration))
             if not generated:  # else apart: kept values must not move the identity marks
@@ -610,17 +617,19 @@ def _write(
         actions.append(set_transaction(df.sparkSession, transaction, txn))
     num_rows = sum(record_counts(adds))
     name, parameters = operation(metadata) if callable(operation) else operation
+    metrics = {added_files_metric: len(adds), "numOutputRows": num_rows, "numOutputBytes": sum(a.size for a in adds)}
+    # As delta-spark: its streaming sink always counts removed files; a WRITE counts removals
+    # (files and bytes) only when it overwrites.
+    if added_files_metric == "numAddedFiles":
+        metrics["numRemovedFiles"] = len(removes)
+    elif mode_name == "Overwrite" and (snapshot is not None or replace_table):  # a replace counts none removed
+        metrics |= {"numRemovedFiles": len(removes), "numRemovedBytes": sum(r.size or 0 for r in removes), **replace_metrics}
     try:
         result = transaction.commit(
             [*actions, *removes, *adds],
             name,
             parameters,
-            {
-                added_files_metric: len(adds),
-                "numOutputRows": num_rows,
-                "numOutputBytes": sum(a.size for a in adds),
-                "numRemovedFiles": len(removes),
-            },
+            metrics,
             user_metadata=options.user_metadata or get_str(df.sparkSession, USER_METADATA),
             tags=tags,
         )

@@ -91,7 +91,6 @@ __all__ = [
     "condition_column",
     "condition_sql",
     "deletion_vectors_enabled",
-    "logical_rows",
     "matched",
     "partition_only_files",
     "read_target",
@@ -162,20 +161,6 @@ def partition_only_files(spark: SparkSession, snapshot: Snapshot, condition: Con
     chosen = frame.where(matched(condition)).select(FILE_PATH_COLUMN).collect()
     paths = pa.array([row[0] for row in chosen], pa.string())
     return files.filter(pc.is_in(files.column("path"), value_set=paths))
-
-
-def logical_rows(files: pa.Table) -> int:
-    """Rows of ``files`` (scan files) by the log alone: ``num_records`` less DV cardinalities (0 for files without stats).
-
-    The row counts of metadata-only deletes, as delta-spark reports them.
-    """
-    physical = pc.sum(files.column(NUM_RECORDS)).as_py() if files.num_rows else 0
-    deleted = (
-        pc.sum(cast(pa.StructArray, files.column(DELETION_VECTOR).combine_chunks()).field("cardinality")).as_py()
-        if files.num_rows
-        else 0
-    )
-    return int(physical or 0) - int(deleted or 0)
 
 
 def rows_written(adds: list[AddFile]) -> int:

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from ....kernel import Table
 from ....kernel.command_result import ALREADY_COMMITTED, CommandResult
+from ....kernel.scan import logical_rows
 from .common import (
     CHANGE_TYPE_COLUMN,
     FILE_PATH_COLUMN,
@@ -33,7 +34,6 @@ from .common import (
     change_data_feed_enabled,
     condition_sql,
     deletion_vectors_enabled,
-    logical_rows,
     matched,
     partition_only_files,
     read_target,
