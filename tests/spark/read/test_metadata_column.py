@@ -3,7 +3,7 @@
 Users read a scan's hidden ``_metadata`` column from Delta tables as from Parquet ones (the
 vendored Z-order tests count a table's files with ``_metadata.file_path``). Both
 implementations read the same tables, partitioned, column-mapped and with deletion
-vectors, and must give every row the same file path, name, size, block and modification
+vectors on all or some of their files, and must give every row the same file path, name, size, block and modification
 time.
 """
 
@@ -70,8 +70,12 @@ def test_metadata_of_a_partitioned_read_matches_delta_spark(
         ".write.format('delta').option('delta.columnMapping.mode', 'name').partitionBy('p').save(path)",
         "spark.range(0, 50, 1, 2).write.format('delta').option('delta.enableDeletionVectors', 'true').save(path)\n"
         "DeltaTable.forPath(spark, path).delete('id % 3 = 0')",
+        # Some files with a DV, others without: one scan for both kinds.
+        "spark.range(0, 50, 1, 2).write.format('delta').option('delta.enableDeletionVectors', 'true').save(path)\n"
+        "spark.range(50, 60, 1, 1).write.format('delta').mode('append').save(path)\n"
+        "DeltaTable.forPath(spark, path).delete('id = 3')",
     ],
-    ids=["column_mapping", "deletion_vectors"],
+    ids=["column_mapping", "deletion_vectors", "some_files_with_deletion_vectors"],
 )
 def test_metadata_of_column_mapped_and_deletion_vector_reads_matches_delta_spark(
     spark: SparkSession, deltaspark: DeltaSpark, tmp_path: Path, setup: str

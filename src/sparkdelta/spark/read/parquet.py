@@ -12,21 +12,20 @@ physical name and renamed to the logical schema.
 Joins here name their keys by condition, never by ``USING`` columns: Spark keeps the
 scan's hidden ``_metadata`` column visible through a projection or a condition join, but
 a USING join's projection hides it. So ``_metadata.file_path`` and the rest resolve on a
-read of a partitioned or column-mapped table as on a plain one (and on deletion-vector
-files, unless some of the scan's files have a DV and others not: a union has no
-``_metadata``).
+read of a partitioned, column-mapped or deletion-vector table as on a plain one.
 
 Deletion vectors are applied by row index. Rows of files that carry one get a file number
 from their ``_metadata.file_path`` (loudly, as for partition values), then an anti join on
 (file number, ``_metadata.row_index``) drops the rows their DVs delete. The DVs are
 expanded on the executors (``mapInArrow`` over one descriptor row per file), so the
-driver never holds deleted row indexes. Files without a DV are scanned apart and never
-pay for the row index or the joins.
+driver never holds deleted row indexes. Files without a DV are scanned in the same
+relation (a union would lose ``_metadata``); their rows skip the joins by a null key.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -67,6 +66,7 @@ _LOOKUP_KEY = "__sparkdelta_lookup_file"  # the key on a lookup's side of a join
 ROW_INDEX_COLUMN = "__sparkdelta_row_index"
 _MATCHED = "__sparkdelta_matched"
 _FILE_ID = "__sparkdelta_file_id"
+_DV_KEY = "__sparkdelta_dv_file"  # a row's file path where its file may have a DV, else null
 _ROW_INDEX = "__sparkdelta_row_index"
 # A row's 64-row word in its file (row index >> 6), joined to the words DVs delete.
 _WORD = "__sparkdelta_word"
@@ -327,50 +327,58 @@ def _scan_without_deleted_rows(
 ) -> DataFrame:
     """The scan less the rows deletion vectors delete, with each row's file key if ``keyed`` (and row index).
 
-    Files with and without a DV are scanned apart, so only the former pay for the row
-    index and the joins. The key is only added where the lookup join needs it: an
-    unused ``_metadata`` column under a union makes Spark read every metadata field.
+    One relation for all files, so the scan's ``_metadata`` column stays (a union of files
+    with and without DVs would hide it). Only rows of files with a DV pay for the DV joins:
+    the others' join keys are null (``_scan_dv_files``).
     """
-    frames = []
-    plain = files.filter(pc.invert(has_dv))
-    if plain.num_rows:
-        scanned = _scan(spark, snapshot, plain, read_fields)
+    with_dv = files.filter(has_dv)
+    if not with_dv.num_rows:
+        scanned = _scan(spark, snapshot, files, read_fields)
         if keyed:
             scanned = scanned.withColumn(_FILE_KEY, F.col("_metadata.file_path"))
-        frames.append(scanned.withColumn(_ROW_INDEX, F.col("_metadata.row_index")) if with_row_index else scanned)
-    with_dv = files.filter(has_dv)
-    if with_dv.num_rows:
-        without_deleted = _scan_dv_files(spark, snapshot, with_dv, read_fields)
-        if not with_row_index:
-            without_deleted = without_deleted.drop(_ROW_INDEX)
-        frames.append(without_deleted if keyed else without_deleted.drop(_FILE_KEY))
-    return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+        return scanned.withColumn(_ROW_INDEX, F.col("_metadata.row_index")) if with_row_index else scanned
+    without_deleted = _scan_dv_files(spark, snapshot, with_dv, files.filter(pc.invert(has_dv)), read_fields)
+    if not with_row_index:
+        without_deleted = without_deleted.drop(_ROW_INDEX)
+    return without_deleted if keyed else without_deleted.drop(_FILE_KEY)
 
 
-def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, read_fields: list[StructField]) -> DataFrame:
-    """Rows of files that all carry a DV, less the deleted ones, with their file key and row index.
+def _scan_dv_files(
+    spark: SparkSession, snapshot: Snapshot, files: pa.Table, plain: pa.Table, read_fields: list[StructField]
+) -> DataFrame:
+    """Rows of ``files`` (each with a DV) and ``plain`` (none), less the deleted ones, with
+    their file key and row index.
 
-    Each row's file is numbered through a broadcast lookup of the keys Spark spells, which
-    fails loudly on a key it lacks: a spelling mismatch must not keep deleted rows. The
-    join to the deleted words then runs on (file number, word), two longs, compact to
+    Each row's file is numbered through a broadcast lookup of the keys Spark spells (all
+    files), which fails loudly on a key it lacks: a spelling mismatch must not keep deleted
+    rows. A row of a file whose size only files without a DV have gets a null key instead,
+    which the joins skip without hashing a path. The join
+    to the deleted words then runs on (file number, word), two longs, compact to
     broadcast, and a row is live unless its bit in its word's mask is set.
     """
     root = snapshot.table_root
-    numbers = pa.array(range(files.num_rows), pa.int64())
-    lookup = spark.createDataFrame(pa.table({_LOOKUP_KEY: _file_keys(root, files), _FILE_ID: numbers}))
+    scanned_files = pa.concat_tables([files, plain]) if plain.num_rows else files
+    numbers = pa.array(range(scanned_files.num_rows), pa.int64())
+    lookup = spark.createDataFrame(pa.table({_LOOKUP_KEY: _file_keys(root, scanned_files), _FILE_ID: numbers}))
     unmatched = F.raise_error(
         F.concat(
             F.lit("sparkdelta: Spark read data file "),
-            F.col(_FILE_KEY),
+            F.col(_DV_KEY),
             F.lit(f", which matches no file with a deletion vector in {root} version {snapshot.version}"),
         )
     )
-    scanned = _scan(spark, snapshot, files, read_fields).withColumns(
-        {_FILE_KEY: F.col("_metadata.file_path"), _ROW_INDEX: F.col("_metadata.row_index")}
+    path = F.col("_metadata.file_path")
+    # Sizes only files without a DV have: a row of such a size is no DV file's. A DV file whose
+    # real size is not its logged one still takes the lookup (unless it has one of these).
+    plain_only = set(cast(list[int], plain.column("size").to_pylist())) - set(cast(list[int], files.column("size").to_pylist()))
+    gated = bool(plain_only) and len(plain_only) <= _LISTED_SCAN_MAX_FILES  # else the IN list costs more
+    dv_key = F.when(~F.col("_metadata.file_size").isin(sorted(plain_only)), path) if gated else path
+    scanned = _scan(spark, snapshot, scanned_files, read_fields).withColumns(
+        {_FILE_KEY: path, _DV_KEY: dv_key, _ROW_INDEX: F.col("_metadata.row_index")}
     )
-    numbered = scanned.join(F.broadcast(lookup), F.col(_FILE_KEY) == F.col(_LOOKUP_KEY), "left").withColumns(
+    numbered = scanned.join(F.broadcast(lookup), F.col(_DV_KEY) == F.col(_LOOKUP_KEY), "left").withColumns(
         {
-            _FILE_ID: F.when(F.col(_FILE_ID).isNull(), unmatched).otherwise(F.col(_FILE_ID)),
+            _FILE_ID: F.when(F.col(_DV_KEY).isNotNull() & F.col(_FILE_ID).isNull(), unmatched).otherwise(F.col(_FILE_ID)),
             _WORD: F.shiftright(F.col(_ROW_INDEX), 6),
         }
     )
@@ -378,7 +386,7 @@ def _scan_dv_files(spark: SparkSession, snapshot: Snapshot, files: pa.Table, rea
     live = F.col(MASK).isNull() | (F.expr(f"shiftright({MASK}, CAST({_ROW_INDEX} & 63 AS INT)) & 1") == 0)
     same_word = (F.col(_FILE_ID) == F.col(DELETED_FILE_ID)) & (F.col(_WORD) == F.col(DELETED_WORD))
     return (
-        numbered.drop(_LOOKUP_KEY)
+        numbered.drop(_LOOKUP_KEY, _DV_KEY)
         .join(deleted, same_word, "left")
         .where(live)
         .drop(_FILE_ID, _WORD, MASK, DELETED_FILE_ID, DELETED_WORD)
