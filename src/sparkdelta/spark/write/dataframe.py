@@ -570,36 +570,29 @@ def _write(
     data = aligned_rows(df, schema)
     checks = table_constraints(schema, configuration) + generated_checks(schema, {c.lower() for c in df.columns})
     replaced: pa.Table | None = None
-    kept: DataFrame | None = None  # rows of replaced files that stay, when written apart
-    replace_metrics: dict[str, int] = {}
+    kept: DataFrame | None = None  # rows of replaced files that stay
     if replace_where and snapshot is not None:
         if get_bool(df.sparkSession, REPLACE_WHERE_CONSTRAINT_CHECK):
             checks.append(Constraint("replaceWhere", replace_where, "replaceWhere"))
         replaced, kept_rows = files_to_replace(df.sparkSession, snapshot, replace_where)
         transaction.mark_files_read(file_paths(replaced))
-        # delta-spark's counts of a replaceWhere: rows of the replaced files kept and dropped (one
-        # count of the kept rows, which only a predicate on data columns has).
-        copied = kept_rows.count() if kept_rows is not None else 0
-        replace_metrics = {"numCopiedRows": copied, "numDeletedRows": logical_rows(replaced) - copied, "numAddedChangeFiles": 0}
         if kept_rows is not None:
+            # Written apart, as delta-spark rewrites them: their files count the copied rows, and
+            # kept values never move the identity marks.
             kept = enforce(kept_rows, table_constraints(schema, configuration))
-            if not generated:  # else apart: kept values must not move the identity marks
-                data, checks, kept = enforce(data, checks).unionByName(kept), [], None
     rows = enforce(data, checks)
     layout = _layout(df.sparkSession, schema, metadata, where, options, tracked=generated)
     written = _write_job(rows, table.storage, table.root, layout, data_change, schema, configuration)
     adds = written.adds
+    kept_adds: list[AddFile] = []
     if kept is not None:
         try:
-            adds = (
-                adds
-                + _write_job(
-                    kept, table.storage, table.root, replace(layout, tracked=()), data_change, schema, configuration
-                ).adds
-            )
+            kept_layout = replace(layout, tracked=())
+            kept_adds = _write_job(kept, table.storage, table.root, kept_layout, data_change, schema, configuration).adds
         except BaseException:
             remove_unreferenced(table.storage, table.root, adds)
             raise
+        adds = adds + kept_adds
 
     removes: list[RemoveFile] = []
     if snapshot is not None and mode_name == "Overwrite":
@@ -623,7 +616,10 @@ def _write(
     if added_files_metric == "numAddedFiles":
         metrics["numRemovedFiles"] = len(removes)
     elif mode_name == "Overwrite" and (snapshot is not None or replace_table):  # a replace counts none removed
-        metrics |= {"numRemovedFiles": len(removes), "numRemovedBytes": sum(r.size or 0 for r in removes), **replace_metrics}
+        metrics |= {"numRemovedFiles": len(removes), "numRemovedBytes": sum(r.size or 0 for r in removes)}
+    if replaced is not None:  # delta-spark's counts of a replaceWhere: rows of the replaced files kept and dropped
+        copied = sum(record_counts(kept_adds))
+        metrics |= {"numCopiedRows": copied, "numDeletedRows": logical_rows(replaced) - copied, "numAddedChangeFiles": 0}
     try:
         result = transaction.commit(
             [*actions, *removes, *adds],
